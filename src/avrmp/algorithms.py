@@ -1,0 +1,88 @@
+"""The registry of algorithms: which operations each serves, at which sizes, with which parameters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .errors import AvrmpError
+from .mcu import get_mcu
+
+if TYPE_CHECKING:
+    from .kernel import Kernel
+    from .spec import Spec
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    name: str
+    summary: str
+    builders: dict[str, Callable[[Spec], Kernel]]  # op -> kernel builder
+    min_bytes: int = 1
+    max_bytes: int = 256
+    params: str = ""
+    variants: tuple[str, ...] = ("branchfree",)
+    needs_mul: bool = True
+    even_only: bool = False
+
+    def check(self, spec: Spec) -> None:
+        if spec.op not in self.builders:
+            ops = ", ".join(self.builders)
+            raise AvrmpError(f"--algo {self.name} does not do {spec.op}: it serves {ops}")
+        n = spec.operand_bytes
+        if not self.min_bytes <= n <= self.max_bytes:
+            raise AvrmpError(
+                f"--bits {spec.bits}: {self.name} supports {8 * self.min_bytes} to "
+                f"{8 * self.max_bytes} bits"
+            )
+        if self.even_only and n % 2:
+            raise AvrmpError(f"--bits {spec.bits}: {self.name} needs an even number of bytes")
+        if spec.variant not in self.variants:
+            raise AvrmpError(
+                f"--variant {spec.variant}: {self.name} offers {', '.join(self.variants)}"
+            )
+        if self.needs_mul and spec.op in ("mul", "sqr") and not get_mcu(spec.mcu).has_mul:
+            raise AvrmpError(
+                f"--mcu {spec.mcu} has no hardware multiplier and {self.name} needs one"
+            )
+
+    def build(self, spec: Spec) -> Kernel:
+        return self.builders[spec.op](spec)
+
+
+def _registry() -> dict[str, Algorithm]:
+    from . import addsub, schoolbook
+
+    algos = [
+        Algorithm(
+            "product-scanning",
+            "column-wise (Comba), fully unrolled; operand bytes cached in registers",
+            {"mul": schoolbook.product_scanning_mul, "sqr": schoolbook.product_scanning_sqr},
+        ),
+        Algorithm(
+            "operand-scanning",
+            "row-wise schoolbook, fully unrolled; b cached in registers, partial result in memory",
+            {"mul": schoolbook.operand_scanning_mul},
+        ),
+        Algorithm(
+            "ripple",
+            "byte-serial carry/borrow chain, fully unrolled; (n+1)-byte result",
+            {"add": addsub.add_sub, "sub": addsub.add_sub},
+            needs_mul=False,
+        ),
+    ]
+    return {a.name: a for a in algos}
+
+
+ALGORITHMS = _registry()
+
+# The algorithm used when the user names none.
+DEFAULT_ALGO = {"mul": "product-scanning", "sqr": "product-scanning", "add": "ripple", "sub": "ripple"}
+
+
+def get_algorithm(name: str) -> Algorithm:
+    try:
+        return ALGORITHMS[name]
+    except KeyError:
+        raise AvrmpError(f"unknown algorithm {name!r}: choose one of {', '.join(ALGORITHMS)}") from None
