@@ -86,3 +86,12 @@ def get_algorithm(name: str) -> Algorithm:
         return ALGORITHMS[name]
     except KeyError:
         raise AvrmpError(f"unknown algorithm {name!r}: choose one of {', '.join(ALGORITHMS)}") from None
+
+# The benchmark's default catalog: (op, algo, variant, sizes in bits).
+DEFAULT_CATALOG: list[tuple[str, str, str, tuple[int, ...]]] = [
+    ("mul", "product-scanning", "branchfree", (48, 64, 80, 96, 128, 160, 192, 256, 512)),
+    ("mul", "operand-scanning", "branchfree", (160, 192, 256, 512)),
+    ("sqr", "product-scanning", "branchfree", (64, 128, 160, 192, 256, 512)),
+    ("add", "ripple", "branchfree", (128, 256, 1024, 2048)),
+    ("sub", "ripple", "branchfree", (128, 256, 1024, 2048)),
+]

@@ -9,11 +9,19 @@ from pathlib import Path
 from .abi import Routine, wrap
 from .algorithms import get_algorithm
 from .errors import AvrmpError
+from .mcu import get_mcu
 from .spec import Spec
 
 
 def generate(spec: Spec) -> Routine:
-    return wrap(spec, get_algorithm(spec.algo).build(spec))
+    routine = wrap(spec, get_algorithm(spec.algo).build(spec))
+    flash = get_mcu(spec.mcu).flash_bytes
+    if routine.code_bytes > flash:
+        raise AvrmpError(
+            f"{spec.symbol} needs {routine.code_bytes} bytes of flash but {spec.mcu} has {flash}: "
+            "choose a looped or subquadratic algorithm, or a smaller size"
+        )
+    return routine
 
 
 def write_atomic(path: Path, text: str) -> None:

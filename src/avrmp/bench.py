@@ -1,0 +1,175 @@
+"""The benchmark: generate, verify and measure a catalog of Specs; tables, JSON and plots."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from .errors import AvrmpError
+from .generate import generate, write_atomic, write_routine
+from .papers import references
+from .spec import Spec
+from .toolchain import build_firmware
+from .verify import DEFAULT_TESTS, verify_firmware
+
+
+@dataclass
+class Row:
+    op: str
+    bits: int
+    algo: str
+    variant: str
+    mcu: str
+    params: str
+    core_cycles: int
+    abi_cycles: int
+    code_bytes: int
+    core_bytes: int
+    stack_bytes: int
+    ld: int
+    st: int
+    mul: int
+    push_pop: int
+    verified: bool
+    tests: int
+    failure: str
+    model_cycles: int | None
+    verify_seconds: float
+    references: list[dict] = field(default_factory=list)
+
+
+def _params(spec: Spec) -> str:
+    keys = ("levels", "d", "e", "looped")
+    return " ".join(f"{k}={getattr(spec, k)}" for k in keys if getattr(spec, k) not in (None, False))
+
+
+def measure(spec: Spec, tests: int = DEFAULT_TESTS, workdir: Path | None = None) -> Row:
+    routine = generate(spec)
+    with tempfile.TemporaryDirectory(prefix="avrmp-") as tmp:
+        out = Path(workdir or tmp)
+        asm, _ = write_routine(routine, out)
+        fw = build_firmware(asm, spec.symbol, spec.mcu, out)
+        start = time.perf_counter()
+        report = verify_firmware(fw, spec.op, spec.operand_bytes, spec.variant, tests)
+        seconds = time.perf_counter() - start
+    c = routine.classes
+    refs = [
+        {"source": s, "cycles": cyc, "bytes": size}
+        for s, cyc, size in references(spec.op, spec.algo, spec.variant, spec.bits)
+    ]
+    return Row(
+        op=spec.op, bits=spec.bits, algo=spec.algo, variant=spec.variant, mcu=spec.mcu,
+        params=_params(spec), core_cycles=report.core_cycles, abi_cycles=report.abi_cycles,
+        code_bytes=routine.code_bytes, core_bytes=routine.core_bytes,
+        stack_bytes=max(0, report.stack_depth - len(routine.saved)),
+        ld=c.get("LD", 0), st=c.get("ST", 0), mul=c.get("MUL", 0),
+        push_pop=c.get("PUSH", 0) + c.get("POP", 0),
+        verified=report.passed, tests=report.inputs, failure=report.first_failure(),
+        model_cycles=routine.model_cycles, verify_seconds=round(seconds, 3), references=refs,
+    )
+
+
+def run(specs: Sequence[Spec], tests: int = DEFAULT_TESTS, progress: bool = True) -> list[Row]:
+    rows = []
+    bar = tqdm(specs, desc="bench", unit="routine", disable=not progress, leave=False)
+    for spec in bar:
+        bar.set_postfix_str(f"{spec.op} {spec.bits} {spec.algo} {spec.variant}")
+        rows.append(measure(spec, tests))
+    return rows
+
+
+def catalog(
+    ops: Iterable[str] | None = None,
+    bits: Iterable[int] | None = None,
+    algos: Iterable[str] | None = None,
+    variants: Iterable[str] | None = None,
+    mcu: str = "atmega128",
+) -> list[Spec]:
+    """The default benchmark, filtered by the given lists (None = everything in the catalog)."""
+    from .algorithms import ALGORITHMS, DEFAULT_CATALOG
+
+    specs = []
+    for op, algo, variant, sizes in DEFAULT_CATALOG:
+        if ops and op not in ops or algos and algo not in algos:
+            continue
+        if variants and variant not in variants:
+            continue
+        for b in (bits or sizes):
+            if bits and b not in bits:
+                continue
+            try:
+                specs.append(Spec(op, b, algo, variant=variant, mcu=mcu))
+            except AvrmpError:
+                if not bits:
+                    raise
+    if not specs:
+        known = ", ".join(ALGORITHMS)
+        raise AvrmpError(f"the selection matches no routine in the catalog (algorithms: {known})")
+    return specs
+
+
+def _ref_text(row: Row) -> str:
+    return "; ".join(f"{r['source']}: {r['cycles']}" + (f" ({r['bytes']} B)" if r["bytes"] else "")
+                     for r in row.references)
+
+
+def markdown(rows: Sequence[Row]) -> str:
+    head = ("| op | bits | algo | variant | core cycles | ABI cycles | code bytes | stack | "
+            "LD | ST | MUL | verified | papers (core cycles, bytes) |")
+    lines = [head, "|" + "---|" * 13]
+    for r in rows:
+        ok = f"yes ({r.tests})" if r.verified else f"NO: {r.failure}"
+        algo = r.algo + (f" {r.params}" if r.params else "")
+        lines.append(
+            f"| {r.op} | {r.bits} | {algo} | {r.variant} | {r.core_cycles} | {r.abi_cycles} | "
+            f"{r.code_bytes} | {r.stack_bytes} | {r.ld} | {r.st} | {r.mul} | {ok} | {_ref_text(r)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_json(rows: Sequence[Row], path: Path) -> None:
+    write_atomic(path, json.dumps([asdict(r) for r in rows], indent=1) + "\n")
+
+
+def plot(rows: Sequence[Row], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(13, 5.5))
+    for ax, op in zip(axes, ("mul", "sqr")):
+        series: dict[str, list[tuple[int, int]]] = {}
+        for r in rows:
+            if r.op == op and r.verified:
+                series.setdefault(f"{r.algo} {r.variant}", []).append((r.bits, r.core_cycles))
+        for label, pts in sorted(series.items()):
+            pts.sort()
+            ax.plot([b for b, _ in pts], [c for _, c in pts], marker="o", label=label)
+        refs: dict[str, list[tuple[int, int]]] = {}
+        for r in rows:
+            if r.op == op:
+                for ref in r.references:
+                    refs.setdefault(ref["source"], []).append((r.bits, ref["cycles"]))
+        for label, pts in sorted(refs.items()):
+            pts = sorted(set(pts))
+            ax.plot([b for b, _ in pts], [c for _, c in pts], ls="none", marker="x", label=label)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("operand bits")
+        ax.set_ylabel("core cycles (ATmega)")
+        ax.set_title(f"{op}: cycles vs operand size")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    tmp.replace(path)

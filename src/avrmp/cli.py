@@ -1,0 +1,188 @@
+"""The avrmp command line: gen, verify, bench, list.
+
+Every error a user can cause ends in one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from . import __version__
+from .errors import AvrmpError
+from .mcu import DEFAULT_MCU
+from .spec import OPS, VARIANTS, Spec
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, status 2, no usage dump
+        self.exit(2, f"avrmp: error: {message} (see avrmp {self.prog.split()[-1]} --help)\n")
+
+
+def _csv(kind):
+    def parse(text: str) -> list:
+        try:
+            return [kind(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list") from None
+
+    return parse
+
+
+def _add_spec_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--levels", type=int, help="Karatsuba recursion levels")
+    p.add_argument("--d", type=int, help="hybrid: rows per block")
+    p.add_argument("--e", type=int, help="operand caching: cached bytes per operand")
+    p.add_argument("--looped", action="store_true", help="loops instead of full unrolling")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    top = _Parser(prog="avrmp", description="Multiprecision arithmetic for 8-bit AVR.")
+    top.add_argument("--version", action="version", version=f"avrmp {__version__}")
+    sub = top.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    g = sub.add_parser("gen", help="generate a routine (.S and .h)")
+    g.add_argument("op", choices=OPS)
+    g.add_argument("--bits", type=int, required=True)
+    g.add_argument("--algo", help="algorithm (see avrmp list); default depends on OP")
+    g.add_argument("--variant", choices=VARIANTS, default="branchfree")
+    g.add_argument("--mcu", default=DEFAULT_MCU)
+    g.add_argument("--name", default="", help="symbol name (default avrmp_OPBITS_ALGO)")
+    g.add_argument("-o", "--out", type=Path, required=True, help="output directory")
+    _add_spec_args(g)
+
+    v = sub.add_parser("verify", help="verify any routine with avrmp's signatures")
+    v.add_argument("file", type=Path)
+    v.add_argument("--symbol", required=True)
+    v.add_argument("--bits", type=int, required=True)
+    v.add_argument("--op", choices=OPS, required=True)
+    v.add_argument("--tests", type=int, default=1000, help="random inputs besides the edge cases")
+    v.add_argument("--mcu", default=DEFAULT_MCU)
+    v.add_argument(
+        "--variant", choices=(*VARIANTS, "none"), default="branchfree",
+        help="timing discipline to check: branchfree = identical cycles and traces, "
+        "branched = identical cycles, none = no timing check",
+    )
+    v.add_argument("--json", type=Path, help="write the report as JSON")
+
+    b = sub.add_parser("bench", help="generate, verify and measure the catalog")
+    b.add_argument("--ops", type=_csv(str))
+    b.add_argument("--bits", type=_csv(int))
+    b.add_argument("--algos", type=_csv(str))
+    b.add_argument("--variants", type=_csv(str))
+    b.add_argument("--mcu", default=DEFAULT_MCU)
+    b.add_argument("--tests", type=int, default=1000)
+    b.add_argument("--json", type=Path, help="write the rows as JSON")
+    b.add_argument("--markdown", type=Path, help="write the table as markdown")
+    b.add_argument("--plot", type=Path, help="write a cycles-vs-bits plot (PNG)")
+
+    sub.add_parser("list", help="algorithms, their parameters and sizes")
+    return top
+
+
+def _spec_from(args: argparse.Namespace) -> Spec:
+    from .algorithms import DEFAULT_ALGO
+
+    return Spec(
+        op=args.op, bits=args.bits, algo=args.algo or DEFAULT_ALGO[args.op],
+        variant=args.variant, mcu=args.mcu, name=args.name, levels=args.levels,
+        d=args.d, e=args.e, looped=args.looped,
+    )
+
+
+def cmd_gen(args: argparse.Namespace) -> int:
+    from .generate import generate, write_routine
+
+    routine = generate(_spec_from(args))
+    asm, hdr = write_routine(routine, args.out)
+    print(f"{asm}\n{hdr}")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from .generate import write_atomic
+    from .mcu import get_mcu
+    from .verify import verify_file
+
+    get_mcu(args.mcu)
+    if args.bits <= 0 or args.bits % 8:
+        raise AvrmpError(f"--bits {args.bits}: must be a positive multiple of 8")
+    if args.tests < 0:
+        raise AvrmpError("--tests must be 0 or more")
+    if not args.file.is_file():
+        raise AvrmpError(f"cannot read {args.file}: no such file")
+    with tempfile.TemporaryDirectory(prefix="avrmp-") as tmp:
+        report = verify_file(args.file, args.symbol, args.op, args.bits // 8, args.mcu,
+                             args.variant, args.tests, Path(tmp))
+    summary = (f"{args.symbol}: {report.inputs} inputs, core {report.core_cycles} cycles, "
+               f"ABI {report.abi_cycles} cycles, stack {report.stack_depth} bytes")
+    if args.json:
+        data = {
+            "symbol": args.symbol, "op": args.op, "bits": args.bits, "mcu": args.mcu,
+            "variant": args.variant, "inputs": report.inputs, "passed": report.passed,
+            "core_cycles": report.core_cycles, "abi_cycles": report.abi_cycles,
+            "stack_depth": report.stack_depth,
+            "failures": [f.describe() for f in report.failures[:20]],
+        }
+        write_atomic(args.json, json.dumps(data, indent=1) + "\n")
+    if report.passed:
+        print(f"PASS {summary}")
+        return 0
+    print(f"FAIL {summary}", file=sys.stderr)
+    print(f"avrmp: verification failed: {report.first_failure()}", file=sys.stderr)
+    return 1
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from . import bench
+
+    specs = bench.catalog(args.ops, args.bits, args.algos, args.variants, args.mcu)
+    rows = bench.run(specs, args.tests, progress=sys.stderr.isatty())
+    table = bench.markdown(rows)
+    print(table, end="")
+    if args.json:
+        bench.write_json(rows, args.json)
+    if args.markdown:
+        from .generate import write_atomic
+
+        write_atomic(args.markdown, table)
+    if args.plot:
+        bench.plot(rows, args.plot)
+    failed = [r for r in rows if not r.verified]
+    if failed:
+        print(f"avrmp: {len(failed)} routine(s) failed verification", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from .algorithms import ALGORITHMS, DEFAULT_ALGO
+
+    for a in ALGORITHMS.values():
+        ops = ", ".join(op + (" (default)" if DEFAULT_ALGO.get(op) == a.name else "")
+                        for op in a.builders)
+        print(f"{a.name}\n    {a.summary}\n    ops: {ops}; sizes: {8 * a.min_bytes}.."
+              f"{8 * a.max_bytes} bits{' (even bytes)' if a.even_only else ''}; "
+              f"variants: {', '.join(a.variants)}" + (f"; params: {a.params}" if a.params else "")
+              + ("" if a.needs_mul else "; runs without MUL"))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler = {"gen": cmd_gen, "verify": cmd_verify, "bench": cmd_bench, "list": cmd_list}
+    try:
+        return handler[args.command](args)
+    except AvrmpError as e:
+        print(f"avrmp: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("avrmp: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
