@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .errors import AvrmpError
@@ -19,12 +19,14 @@ class Algorithm:
     name: str
     summary: str
     builders: dict[str, Callable[[Spec], Kernel]]  # op -> kernel builder
+    looped_builders: dict[str, Callable[[Spec], Kernel]] = field(default_factory=dict)
     min_bytes: int = 1
     max_bytes: int = 256
     params: str = ""
     variants: tuple[str, ...] = ("branchfree",)
     needs_mul: bool = True
     even_only: bool = False
+    accepts: tuple[str, ...] = ()  # which of the Spec parameters levels, d, e this algorithm takes
 
     def check(self, spec: Spec) -> None:
         if spec.op not in self.builders:
@@ -38,6 +40,11 @@ class Algorithm:
             )
         if self.even_only and n % 2:
             raise AvrmpError(f"--bits {spec.bits}: {self.name} needs an even number of bytes")
+        for param in ("levels", "d", "e"):
+            if getattr(spec, param) is not None and param not in self.accepts:
+                raise AvrmpError(f"--{param} does not apply to {self.name}")
+        if spec.looped and spec.op not in self.looped_builders:
+            raise AvrmpError(f"--looped: {self.name} has no looped {spec.op}")
         if spec.variant not in self.variants:
             raise AvrmpError(
                 f"--variant {spec.variant}: {self.name} offers {', '.join(self.variants)}"
@@ -48,7 +55,8 @@ class Algorithm:
             )
 
     def build(self, spec: Spec) -> Kernel:
-        return self.builders[spec.op](spec)
+        builders = self.looped_builders if spec.looped else self.builders
+        return builders[spec.op](spec)
 
 
 def _registry() -> dict[str, Algorithm]:
