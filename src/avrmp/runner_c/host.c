@@ -377,7 +377,8 @@ int main(int argc, char **argv)
 			avr->sreg[i] = 0;
 		avr->interrupt_state = 0;
 		if (irq_at >= 0)
-			avr_sreg_set(avr, S_I, 1);
+			avr->sreg[S_I] = 1; /* enabled long before the call: no SEI shadow */
+		avr->interrupt_state = 0;
 		avr->data[R_SREG] = irq_at >= 0 ? 0x80 : 0;
 		avr->pc = entry;
 		avr->state = cpu_Running;
@@ -431,6 +432,12 @@ int main(int argc, char **argv)
 				uint16_t op = flash16(avr, pc);
 				t.pc_hash = (t.pc_hash ^ pc) * FNV_PRIME;
 				t.sp = sp_get(avr);
+				/* sample SP where it is settled: not between the OUTs that
+				 * rewrite SPH, SREG, SPL one after another */
+				if (!((op & 0xF800) == 0xB800 &&
+				      (((op >> 5) & 0x30) | (op & 0xF)) >= 0x3d) &&
+				    t.sp < minsp)
+					minsp = t.sp;
 				trace_mem(avr, &t, pc, op, asz);
 			}
 			if (avr->cycle - c0 > max_cycles) {
@@ -439,7 +446,18 @@ int main(int argc, char **argv)
 				err = errbuf;
 				break;
 			}
+			/* request the interrupt so that it is taken at the boundary after
+			 * instruction irq_at (the harness CALL is instruction 0) */
+			if (irq_at >= 0 && !irq_raised && !in_isr && ninstr + 1 >= irq_at) {
+				irq_raised = 1;
+				avr->data[IRQ_ENABLE_ADDR] = en_saved | 1;
+				avr_raise_interrupt(avr, &vec);
+			}
 			avr_run(avr);
+			/* simavr lets two instructions run after I is set before a pending
+			 * interrupt is taken; the hardware runs exactly one. */
+			if (avr->interrupt_state < 0)
+				avr->interrupt_state = avr_has_pending_interrupts(avr) ? 1 : 0;
 			if (saw_invalid_opcode) {
 				snprintf(errbuf, sizeof errbuf, "invalid opcode at PC=0x%x", pc);
 				err = errbuf;
@@ -459,21 +477,12 @@ int main(int argc, char **argv)
 					in_isr = 0;
 				continue;
 			}
-			uint32_t sp = sp_get(avr);
 			if (irq_raised && !irq_taken && avr->pc == vec_addr) {
 				irq_taken = 1;
 				in_isr = 1;
-				sp += asz; /* hardware push of the interrupted PC */
 				avr->data[IRQ_ENABLE_ADDR] = en_saved;
 			}
-			if (sp < minsp)
-				minsp = sp;
 			ninstr++;
-			if (irq_at >= 0 && !irq_raised && ninstr >= irq_at) {
-				irq_raised = 1;
-				avr->data[IRQ_ENABLE_ADDR] = en_saved | 1;
-				avr_raise_interrupt(avr, &vec);
-			}
 		}
 		avr->data[IRQ_ENABLE_ADDR] = en_saved;
 		uint64_t c_end = avr->cycle;
