@@ -7,7 +7,7 @@ instructions that provably add zero (the first products of a column, the top of 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from .program import PointerWindow, Program
 
@@ -43,12 +43,10 @@ class Accumulator:
         width = 1 if hi is None else 2
         if self.bound == 0 and not any(self.valid[:width]):
             # Nothing to add to: copy instead (one MOVW when the registers pair up).
-            if width == 2 and r[0] % 2 == 0 and r[1] == r[0] + 1 and lo % 2 == 0 and hi == lo + 1:
-                p.movw(r[0], lo, comment=comment)
+            if width == 2:
+                p.copy_pair(r[0], r[1], lo, hi, comment=comment)
             else:
                 p.mov(r[0], lo, comment=comment)
-                if width == 2:
-                    p.mov(r[1], hi)
             for i in range(width):
                 self.valid[i] = True
             self.bound = new_bound
@@ -82,11 +80,12 @@ class Accumulator:
             p.rol(r[i])
         self.bound = new_bound
 
-    def shift_out(self) -> int:
-        """Drop the low register (the caller has stored it) and rotate it to the top, as zero."""
+    def shift_out(self, new_top=None):
+        """Drop the low register (the caller has stored or kept it) and take `new_top` (default:
+        the dropped register itself) as the new top register, logically zero."""
         low = self.regs.pop(0)
         self.valid.pop(0)
-        self.regs.append(low)
+        self.regs.append(low if new_top is None else new_top)
         self.valid.append(False)
         self.bound >>= 8
         return low
@@ -174,3 +173,104 @@ class OperandCache:
     def pair(self, ka: tuple[str, int], kb: tuple[str, int]) -> tuple[int, int]:
         ra = self.get(ka)
         return ra, self.get(kb, keep=ka)
+
+
+# --- Blocks shared by the hybrid and operand-caching kernels -----------------------------------
+
+
+def copy_pair(p: Program, d0: int, d1: int, s0: int, s1: int, comment: str = "") -> None:
+    """d1:d0 = s1:s0, with one MOVW when both pairs are aligned."""
+    if d0 % 2 == 0 and d1 == d0 + 1 and s0 % 2 == 0 and s1 == s0 + 1:
+        p.movw(d0, s0, comment=comment)
+    else:
+        p.mov(d0, s0, comment=comment)
+        p.mov(d1, s1)
+
+
+class WideAccumulator(Accumulator):
+    """An `Accumulator` that also adds multi-byte values at any byte offset (a block product's rows
+    land at offsets 0..d-1 of a 2d+1-byte accumulator).  The same bound reasoning applies: a byte
+    above the new bound cannot receive a carry, and bytes at and above the offset that are still
+    logically zero are filled by copying instead of adding."""
+
+    def add_at(self, pos: int, src: Sequence[int], value_max: int, comment: str = "") -> None:
+        """acc += src * 256**pos, where the little-endian register value src is at most value_max."""
+        p, r = self.p, self.regs
+        width = len(src)
+        new_bound = self.bound + (value_max << (8 * pos))
+        if new_bound >= 1 << (8 * len(r)) or pos + width > len(r):
+            raise AssertionError("accumulator overflow")
+        if self.bound >> (8 * pos) == 0:
+            # Bytes pos.. are logically zero: a copy is an exact addition.
+            i = 0
+            while i < width:
+                if i + 1 < width:
+                    copy_pair(p, r[pos + i], r[pos + i + 1], src[i], src[i + 1],
+                                comment=comment if i == 0 else "")
+                    i += 2
+                else:
+                    p.mov(r[pos + i], src[i], comment=comment if i == 0 else "")
+                    i += 1
+            for i in range(pos, pos + width):
+                self.valid[i] = True
+            self.bound = new_bound
+            return
+        for i in range(pos, pos + width):
+            self.ensure(i)
+        p.add(r[pos], src[0], comment=comment)
+        for i in range(1, width):
+            p.adc(r[pos + i], src[i])
+        for i in range(pos + width, len(r)):
+            if (new_bound >> (8 * i)) == 0:
+                break
+            self.ensure(i)
+            p.adc(r[i], self.zero)
+        self.bound = new_bound
+
+
+def row_order(d: int) -> list[int]:
+    """The order in which `mul_row` multiplies a[0..d-1]: even indices, then odd ones."""
+    return list(range(0, d, 2)) + list(range(1, d, 2))
+
+
+def mul_row(
+    p: Program, d: int, get_a: Callable[[int], int], b: int, t: Sequence[int], zero: int,
+    names: tuple[str, str] = ("a", "b"),
+) -> None:
+    """t[0..d] = a[0..d-1] * b, the in-register d x 1 block of operand scanning.
+
+    The products a[i]*b of even i occupy disjoint byte pairs (i, i+1), so they are placed with MOVW
+    and no addition; each odd product is then added at (i, i+1) and its carry lands in t[i+2], which
+    holds the high byte of an even product (at most 0xFE), so it can never carry further.  No carry
+    chain crosses a MUL.  `get_a(i)` returns the register holding a[i] (it may load it); it is
+    called in `row_order(d)`.
+    """
+    if len(t) != d + 1:
+        raise AssertionError("mul_row needs d+1 target registers")
+    an, bn = names
+    for i in row_order(d):
+        ra = get_a(i)
+        p.mul(ra, b, comment=f"{an}[{i}]*{bn}")
+        if i % 2 == 0:
+            copy_pair(p, t[i], t[i + 1], 0, 1)
+        elif i + 1 == d:  # t[d] holds nothing yet: the high byte (+carry, <= 0xFF) moves there
+            p.add(t[i], 0)
+            p.adc(1, zero)
+            p.mov(t[d], 1)
+        else:
+            p.add(t[i], 0)
+            p.adc(t[i + 1], 1)
+            p.adc(t[i + 2], zero)
+
+
+def move_pointer(p: Program, ptr: str, delta: int, comment: str = "") -> None:
+    """ptr += delta (X, Y or Z): ADIW/SBIW when |delta| <= 63, else SUBI/SBCI on the pair."""
+    lo = {"X": 26, "Y": 28, "Z": 30}[ptr]
+    if 0 < delta <= 63:
+        p.adiw(lo, delta, comment=comment)
+    elif -63 <= delta < 0:
+        p.sbiw(lo, -delta, comment=comment)
+    elif delta:
+        neg = (-delta) & 0xFFFF
+        p.subi(lo, neg & 0xFF, comment=comment)
+        p.sbci(lo + 1, neg >> 8)

@@ -64,6 +64,14 @@ class Program:
             raise AttributeError(name)
         return lambda *ops, comment="": self.emit(mnemonic, *ops, comment=comment)
 
+    def copy_pair(self, d0: int, d1: int, s0: int, s1: int, comment: str = "") -> None:
+        """d1:d0 = s1:s0, with one MOVW when both pairs are aligned."""
+        if d0 % 2 == 0 and d1 == d0 + 1 and s0 % 2 == 0 and s1 == s0 + 1:
+            self.movw(d0, s0, comment=comment)
+        else:
+            self.mov(d0, s0, comment=comment)
+            self.mov(d1, s1)
+
     def comment(self, text: str) -> None:
         self.items.append(Comment(text))
 

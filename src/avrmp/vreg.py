@@ -1,0 +1,286 @@
+"""Virtual registers and their allocation to AVR registers.
+
+Kernels with more live bytes than registers (Karatsuba in registers, combination passes) are written
+over virtual one-byte registers (`V`).  The allocator walks the straight-line code once and assigns
+physical registers with Belady's rule (evict the value needed farthest in the future).  An evicted
+value that is still in memory (an operand loaded with LDD, a result already stored with STD) is simply
+reloaded later; any other value is spilled with STD to a scratch slot the kernel lends (part of the
+result buffer not yet written), and reloaded with LDD.  Loads and stores do not touch the flags, so
+inserted spill code never breaks a carry chain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from .isa import _SPEC, IsaError, Mem
+from .program import Comment, Label, Program
+
+
+class V:
+    """A virtual one-byte register."""
+
+    __slots__ = ("id", "name")
+
+    def __init__(self, id: int, name: str) -> None:
+        self.id, self.name = id, name
+
+    def __repr__(self) -> str:
+        return f"%{self.name}"
+
+
+@dataclass
+class VInstr:
+    mnemonic: str
+    operands: tuple
+    comment: str = ""
+
+
+# Register kinds in isa._SPEC operand strings.
+_REG_KINDS = "rhmwa"
+# Instructions whose first register operand is written without being read.
+_DEF_ONLY = {"ldi", "ser", "clr", "pop", "in", "lds", "ld", "ldd", "mov"}
+# Instructions that only read their register operands.
+_READ_ONLY = {"st", "std", "sts", "push", "out", "cp", "cpc", "cpi", "tst", "bst", "sbrc", "sbrs",
+              "mul", "muls", "mulsu"}
+# With both operands the same register these only define it (eor r,r = clr; sbc r,r = -C).
+_SAME_DEFINES = {"eor", "sub", "sbc"}
+
+
+def _reads_writes(ins: VInstr) -> tuple[list[V], list[V]]:
+    if ins.mnemonic == "copy_pair":
+        d0, d1, s0, s1 = ins.operands
+        return [v for v in (s0, s1) if isinstance(v, V)], [d0, d1]
+    kinds = _SPEC[ins.mnemonic][0]
+    regs = [(k, v) for k, v in zip(kinds, ins.operands) if k in _REG_KINDS]
+    vs = [v for _, v in regs if isinstance(v, V)]
+    if not vs:
+        return [], []
+    m = ins.mnemonic
+    first = regs[0][1]
+    if m in _READ_ONLY:
+        return vs, []
+    if m in _SAME_DEFINES and len(regs) == 2 and regs[0][1] is regs[1][1]:
+        return [], [first] if isinstance(first, V) else []
+    if m in _DEF_ONLY:
+        writes = [first] if isinstance(first, V) else []
+        return [v for _, v in regs[1:] if isinstance(v, V)], writes
+    writes = [first] if isinstance(first, V) else []
+    return vs, writes
+
+
+class VProgram:
+    """Like Program, but register operands may be virtual registers."""
+
+    def __init__(self) -> None:
+        self.items: list[VInstr | Label | Comment] = []
+        self._count = 0
+        self._labels = 0
+
+    def v(self, name: str = "t") -> V:
+        self._count += 1
+        return V(self._count, f"{name}{self._count}")
+
+    def vs(self, n: int, name: str) -> list[V]:
+        return [self.v(f"{name}{i}_") for i in range(n)]
+
+    def emit(self, mnemonic: str, *operands: object, comment: str = "") -> None:
+        if mnemonic not in _SPEC:
+            raise IsaError(f"unknown instruction {mnemonic!r}")
+        self.items.append(VInstr(mnemonic, tuple(operands), comment))
+
+    def __getattr__(self, name: str):
+        mnemonic = {"and_": "and", "or_": "or", "in_": "in"}.get(name, name)
+        if mnemonic not in _SPEC:
+            raise AttributeError(name)
+        return lambda *ops, comment="": self.emit(mnemonic, *ops, comment=comment)
+
+    def copy_pair(self, d0, d1, s0, s1, comment: str = "") -> None:
+        """d1:d0 = s1:s0; one MOVW when the allocator can pair the registers."""
+        self.items.append(VInstr("copy_pair", (d0, d1, s0, s1), comment))
+
+    def comment(self, text: str) -> None:
+        self.items.append(Comment(text))
+
+    def phase(self, text: str) -> None:
+        self.items.append(Comment(f"--- {text} ---"))
+
+    def new_label(self, hint: str) -> str:
+        self._labels += 1
+        return f"{hint}{self._labels}"
+
+    def label(self, name: str) -> None:
+        self.items.append(Label(name))
+
+
+class AllocationError(Exception):
+    pass
+
+
+@dataclass
+class _State:
+    reg_of: dict[int, int] = field(default_factory=dict)  # V.id -> physical register
+    holder: dict[int, V] = field(default_factory=dict)  # physical register -> V
+    clean: dict[int, Mem] = field(default_factory=dict)  # V.id -> memory holding its value
+
+
+def allocate(
+    vp: VProgram,
+    pool: Sequence[int],
+    out: Program,
+    spill_slots: Iterable[Mem] = (),
+    live_out: Iterable[V] = (),
+) -> dict[int, int]:
+    """Emit `vp` into `out` with physical registers from `pool`.  Returns V.id -> register for the
+    values in `live_out` (kept in registers at the end)."""
+    items = vp.items
+    effects: list[tuple[list[V], list[V]]] = [
+        _reads_writes(it) if isinstance(it, VInstr) else ([], []) for it in items
+    ]
+    live_out_ids = {v.id for v in live_out}
+    uses: dict[int, list[int]] = {}
+    for pos, (reads, writes) in enumerate(effects):
+        for v in reads:
+            uses.setdefault(v.id, []).append(pos)
+    end = len(items)
+    for vid in live_out_ids:
+        uses.setdefault(vid, []).append(end)
+    # Where the kernel's own stores overwrite a scratch slot: a spill there must be dead by then.
+    slot_free_until: dict[Mem, int] = {m: end + 1 for m in spill_slots}
+    for pos, it in enumerate(items):
+        if isinstance(it, VInstr) and it.mnemonic == "std" and it.operands[0] in slot_free_until:
+            slot_free_until[it.operands[0]] = min(slot_free_until[it.operands[0]], pos)
+    slots_in_use: dict[Mem, int] = {}  # slot -> V.id spilled there
+    st = _State()
+    free = list(pool)
+    in_diamond = False
+    cursor = {vid: 0 for vid in uses}
+
+    def next_use(vid: int, pos: int) -> int:
+        lst = uses.get(vid, [])
+        i = cursor.get(vid, 0)
+        while i < len(lst) and lst[i] < pos:
+            i += 1
+        cursor[vid] = i
+        return lst[i] if i < len(lst) else 10**9
+
+    def last_use(vid: int) -> int:
+        lst = uses.get(vid, [])
+        return lst[-1] if lst else -1
+
+    def release(reg: int) -> None:
+        v = st.holder.pop(reg)
+        del st.reg_of[v.id]
+        free.append(reg)
+
+    def take(pos: int, pinned: set[int], want_h: bool = False) -> int:
+        cands = [r for r in free if r >= 16] if want_h else free
+        if cands:
+            reg = cands[0]
+            free.remove(reg)
+            return reg
+        if in_diamond:
+            raise AllocationError("register pressure inside a branch: reduce the chunk size")
+        victims = [
+            (next_use(v.id, pos), v.id in st.clean, r)
+            for r, v in st.holder.items()
+            if v.id not in pinned and (not want_h or r >= 16)
+        ]
+        if not victims:
+            raise AllocationError("no register left to evict")
+        nu, _, reg = max(victims)
+        v = st.holder[reg]
+        if nu < 10**9 and v.id not in st.clean:
+            slot = next(
+                (m for m, until in slot_free_until.items()
+                 if m not in slots_in_use and until > last_use(v.id)),
+                None,
+            )
+            if slot is None:
+                raise AllocationError(f"no spill slot for {v} (kernel must lend more scratch)")
+            out.std(slot, reg, comment=f"spill {v.name}")
+            slots_in_use[slot] = v.id
+            st.clean[v.id] = slot
+        release(reg)
+        return reg
+
+    def place(v: V, pos: int, pinned: set[int], reload: bool) -> int:
+        reg = st.reg_of.get(v.id)
+        if reg is not None:
+            return reg
+        reg = take(pos, pinned)
+        if reload:
+            mem = st.clean.get(v.id)
+            if mem is None:
+                raise AllocationError(f"{v} read before it was defined")
+            if in_diamond:
+                raise AllocationError("reload inside a branch: reduce the chunk size")
+            out.ldd(reg, mem, comment=f"reload {v.name}")
+        st.reg_of[v.id] = reg
+        st.holder[reg] = v
+        return reg
+
+    for pos, it in enumerate(items):
+        if isinstance(it, Label):
+            out.label(it.name)
+            in_diamond = False if it.name.startswith("join") else in_diamond
+            continue
+        if isinstance(it, Comment):
+            out.items.append(it)
+            continue
+        reads, writes = effects[pos]
+        pinned = {v.id for v in reads} | {v.id for v in writes}
+        for v in reads:
+            place(v, pos, pinned, reload=True)
+        if it.mnemonic == "copy_pair":
+            _emit_copy_pair(it, st, free, out, pos, pinned, place, take)
+        else:
+            for v in writes:
+                place(v, pos, pinned, reload=False)
+            ops = tuple(st.reg_of[o.id] if isinstance(o, V) else o for o in it.operands)
+            out.emit(it.mnemonic, *ops, comment=it.comment)
+        if it.mnemonic in ("brts", "brtc", "brne", "breq", "brcc", "brcs", "brmi", "brpl"):
+            in_diamond = True
+        for v in writes:
+            st.clean.pop(v.id, None)
+            for m, vid in list(slots_in_use.items()):
+                if vid == v.id:
+                    del slots_in_use[m]
+        if it.mnemonic in ("ldd", "std"):
+            mem = it.operands[1] if it.mnemonic == "ldd" else it.operands[0]
+            v = it.operands[0] if it.mnemonic == "ldd" else it.operands[1]
+            if isinstance(v, V):
+                st.clean[v.id] = mem
+        if it.mnemonic == "std":  # the kernel's own store overwrites whatever was spilled there
+            vid = slots_in_use.pop(it.operands[0], None)
+            if vid is not None and st.clean.get(vid) == it.operands[0]:
+                st.clean.pop(vid)
+        for v in {*reads, *writes}:
+            if v.id in st.reg_of and last_use(v.id) <= pos and v.id not in live_out_ids:
+                release(st.reg_of[v.id])
+                st.clean.pop(v.id, None)
+    return {v.id: st.reg_of[v.id] for v in live_out if v.id in st.reg_of}
+
+
+def _emit_copy_pair(it, st, free, out, pos, pinned, place, take) -> None:
+    d0, d1, s0, s1 = it.operands
+    src = [st.reg_of[s.id] if isinstance(s, V) else s for s in (s0, s1)]
+    pair = None
+    if d0.id not in st.reg_of and d1.id not in st.reg_of:
+        pair = next((r for r in sorted(free) if r % 2 == 0 and r + 1 in free), None)
+    if pair is not None and src[0] % 2 == 0 and src[1] == src[0] + 1:
+        free.remove(pair)
+        free.remove(pair + 1)
+        for v, r in ((d0, pair), (d1, pair + 1)):
+            st.reg_of[v.id] = r
+            st.holder[r] = v
+        out.movw(pair, src[0], comment=it.comment)
+        return
+    r0 = place(d0, pos, pinned, reload=False)
+    r1 = place(d1, pos, pinned, reload=False)
+    if r1 == r0 + 1 and r0 % 2 == 0 and src[0] % 2 == 0 and src[1] == src[0] + 1:
+        out.movw(r0, src[0], comment=it.comment)
+    else:
+        out.mov(r0, src[0], comment=it.comment)
+        out.mov(r1, src[1])
