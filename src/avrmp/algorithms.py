@@ -60,7 +60,7 @@ class Algorithm:
 
 
 def _registry() -> dict[str, Algorithm]:
-    from . import addsub, schoolbook
+    from . import addsub, hybrid, operand_caching, schoolbook
 
     algos = [
         Algorithm(
@@ -72,6 +72,32 @@ def _registry() -> dict[str, Algorithm]:
             "operand-scanning",
             "row-wise schoolbook, fully unrolled; b cached in registers, partial result in memory",
             {"mul": schoolbook.operand_scanning_mul},
+        ),
+        Algorithm(
+            "hybrid",
+            "Gura et al.: product scanning over d-byte blocks, operand scanning inside each d x d "
+            "block held in registers; fully unrolled",
+            {"mul": hybrid.hybrid_mul},
+            params=f"--d D: bytes per block, 1..{hybrid._hard_max_d()} "
+            f"(default {hybrid.max_d()}, the most whose block stays in registers)",
+            accepts=("d",),
+        ),
+        Algorithm(
+            "operand-caching",
+            "Hutter-Wenger: rows of e bytes (init block + parts 1-4), 2e operand bytes cached, "
+            "partial result in memory; fully unrolled",
+            {"mul": operand_caching.operand_caching_mul},
+            params=f"--e E: operand bytes cached per row, 1..256 (default "
+            f"{operand_caching.max_e()}, the most the registers hold; a larger e reloads)",
+            accepts=("e",),
+        ),
+        Algorithm(
+            "consecutive-operand-caching",
+            "Seo-Kim: operand caching whose cache spans rows, so operands loaded at the end of "
+            "one row are reused by the next; fully unrolled",
+            {"mul": operand_caching.consecutive_operand_caching_mul},
+            params="--e E: row height as for operand-caching (default: the fastest e for the size)",
+            accepts=("e",),
         ),
         Algorithm(
             "ripple",
@@ -99,6 +125,9 @@ def get_algorithm(name: str) -> Algorithm:
 DEFAULT_CATALOG: list[tuple[str, str, str, tuple[int, ...]]] = [
     ("mul", "product-scanning", "branchfree", (48, 64, 80, 96, 128, 160, 192, 256, 512)),
     ("mul", "operand-scanning", "branchfree", (160, 192, 256, 512)),
+    ("mul", "hybrid", "branchfree", (160, 192, 256, 512)),
+    ("mul", "operand-caching", "branchfree", (160, 192, 256, 512)),
+    ("mul", "consecutive-operand-caching", "branchfree", (128, 160, 192, 256, 512)),
     ("sqr", "product-scanning", "branchfree", (64, 128, 160, 192, 256, 512)),
     ("add", "ripple", "branchfree", (128, 256, 1024, 2048)),
     ("sub", "ripple", "branchfree", (128, 256, 1024, 2048)),
