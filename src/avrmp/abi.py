@@ -45,6 +45,8 @@ class Routine:
 def _signature(spec: Spec) -> tuple[str, str]:
     n, sym = spec.operand_bytes, spec.symbol
     args = "uint8_t *r, const uint8_t *a" + ("" if spec.op == "sqr" else ", const uint8_t *b")
+    if spec.runtime_length:
+        return _runtime_length_signature(spec, sym, args)
     what = {
         "mul": f"r[0..{2 * n - 1}] = a * b",
         "sqr": f"r[0..{2 * n - 1}] = a * a",
@@ -53,6 +55,20 @@ def _signature(spec: Spec) -> tuple[str, str]:
     }[spec.op]
     doc = f"{what}; operands are {n} bytes, little-endian; r must not overlap the operands."
     return doc, f"void {sym}({args});"
+
+
+def _runtime_length_signature(spec: Spec, sym: str, args: str) -> tuple[str, str]:
+    """One routine for every length: `len` (operand bytes) follows the pointers as uint16_t."""
+    from .algorithms import get_algorithm
+
+    algo = get_algorithm(spec.algo)
+    lo, hi, step = algo.min_bytes, algo.max_bytes, algo.byte_multiple
+    what = {"mul": "r[0..2*len-1] = a * b", "sqr": "r[0..2*len-1] = a * a"}.get(
+        spec.op, f"{spec.op} of len-byte operands")
+    doc = (f"{what}; operands are len bytes, little-endian, len a multiple of {step} from {lo} to "
+           f"{hi} (any other len is undefined); r must not overlap the operands. One routine "
+           "serves every length: the symbol does not name a size")
+    return doc, f"void {sym}({args}, uint16_t len);"
 
 
 def wrap(spec: Spec, kernel: Kernel) -> Routine:

@@ -27,6 +27,10 @@ class Algorithm:
     needs_mul: bool = True
     even_only: bool = False
     accepts: tuple[str, ...] = ()  # which of the Spec parameters levels, d, e this algorithm takes
+    # One routine for every length: the operand length in bytes is an extra C argument (uint16_t,
+    # after the pointers); Spec.bits then only names the length that verify and bench measure.
+    runtime_length: bool = False
+    byte_multiple: int = 1  # operand bytes must be a multiple of this
 
     def check(self, spec: Spec) -> None:
         if spec.op not in self.builders:
@@ -40,6 +44,10 @@ class Algorithm:
             )
         if self.even_only and n % 2:
             raise AvrmpError(f"--bits {spec.bits}: {self.name} needs an even number of bytes")
+        if n % self.byte_multiple:
+            raise AvrmpError(
+                f"--bits {spec.bits}: {self.name} needs a multiple of {8 * self.byte_multiple} bits"
+            )
         for param in ("levels", "d", "e"):
             if getattr(spec, param) is not None and param not in self.accepts:
                 raise AvrmpError(f"--{param} does not apply to {self.name}")
@@ -61,6 +69,7 @@ class Algorithm:
 
 def _registry() -> dict[str, Algorithm]:
     from . import addsub, hybrid, operand_caching, schoolbook
+    from . import rps
 
     algos = [
         Algorithm(
@@ -98,6 +107,18 @@ def _registry() -> dict[str, Algorithm]:
             {"mul": operand_caching.consecutive_operand_caching_mul},
             params="--e E: row height as for operand-caching (default: the fastest e for the size)",
             accepts=("e",),
+        ),
+        Algorithm(
+            "rps",
+            "Liu-Seo-Grossschaedl-Kim reverse product scanning: looped over 4x4-byte blocks, B read "
+            "backwards, carry catchers; one routine for every length (len is a run-time argument)",
+            {"mul": rps.rps_mul, "sqr": rps.rps_sqr},
+            min_bytes=rps.MIN_BYTES,
+            max_bytes=rps.MAX_BYTES,
+            params="none; --bits only picks the length verify/bench measure (len = bits/8, "
+            "multiple of 4, 32..2048 bits)",
+            runtime_length=True,
+            byte_multiple=4,
         ),
         Algorithm(
             "ripple",

@@ -53,9 +53,18 @@ class Spec:
     def symbol(self) -> str:
         if self.name:
             return self.name
+        if self.runtime_length:  # one routine serves every length: the name carries no size
+            return f"avrmp_{self.op}_{self.algo.replace('-', '_')}"
         tag = "" if self.variant == "branchfree" else "_br"
         loop = "_looped" if self.looped else ""
         return f"avrmp_{self.op}{self.bits}_{self.algo.replace('-', '_')}{tag}{loop}"
+
+    @property
+    def runtime_length(self) -> bool:
+        """The routine takes the operand length as a run-time argument (after the pointers)."""
+        from .algorithms import get_algorithm
+
+        return get_algorithm(self.algo).runtime_length
 
     @property
     def n_inputs(self) -> int:

@@ -133,11 +133,15 @@ def verify_firmware(
     variant: str = "branchfree",
     tests: int = DEFAULT_TESTS,
     seed: int = 1,
+    int_args: tuple[int, ...] = (),
 ) -> Report:
+    """`int_args` follow the pointers in every call: (nbytes,) for a routine whose operand length
+    is a run-time argument (Algorithm.runtime_length)."""
     n_inputs = 1 if op == "sqr" else 2
     operand_sets = list(test_operands(nbytes, n_inputs, tests, seed))
     calls = [
-        Call(tuple(x.to_bytes(nbytes, "little") for x in ops), result_bytes(op, nbytes))
+        Call(tuple(x.to_bytes(nbytes, "little") for x in ops), result_bytes(op, nbytes),
+             int_args=int_args)
         for ops in operand_sets
     ]
     results = run_batch(fw, calls)
@@ -159,9 +163,32 @@ def verify_firmware(
 
 
 def verify_file(
-    asm: Path, symbol: str, op: str, nbytes: int, mcu: str, variant: str, tests: int, workdir: Path
+    asm: Path, symbol: str, op: str, nbytes: int, mcu: str, variant: str, tests: int, workdir: Path,
+    len_arg: bool = False,
 ) -> Report:
+    """`len_arg`: the routine takes the operand length in bytes after the pointers (uint16_t)."""
     from .toolchain import build_firmware
 
     fw = build_firmware(asm, symbol, mcu, workdir)
-    return verify_firmware(fw, op, nbytes, variant, tests)
+    return verify_firmware(fw, op, nbytes, variant, tests, int_args=(nbytes,) if len_arg else ())
+
+
+def sram_fits(op: str, nbytes: int, mcu: str, stack_reserve: int = 96) -> bool:
+    """Whether the runner can place the operands and result of one call in `mcu`'s SRAM, leaving
+    `stack_reserve` bytes for the stack (a conservative estimate of the runner's layout)."""
+    from .mcu import get_mcu
+
+    n_inputs = 1 if op == "sqr" else 2
+    need = n_inputs * nbytes + result_bytes(op, nbytes) + stack_reserve + 16 * (n_inputs + 2)
+    return need <= get_mcu(mcu).sram_bytes
+
+
+def verify_lengths(
+    fw: Firmware, op: str, lengths: Sequence[int], variant: str = "branchfree",
+    tests: int = 50, seed: int = 1,
+) -> dict[int, Report]:
+    """Verify a run-time-length routine at each operand length (bytes) with one firmware: every
+    length gets the edge cases and `tests` random inputs, and its own constant-time check."""
+    return {
+        n: verify_firmware(fw, op, n, variant, tests, seed + n, int_args=(n,)) for n in lengths
+    }
