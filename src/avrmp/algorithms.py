@@ -68,7 +68,7 @@ class Algorithm:
 
 
 def _registry() -> dict[str, Algorithm]:
-    from . import addsub, hybrid, operand_caching, schoolbook
+    from . import addsub, hybrid, looped, operand_caching, schoolbook
     from . import rps
 
     algos = [
@@ -76,6 +76,10 @@ def _registry() -> dict[str, Algorithm]:
             "product-scanning",
             "column-wise (Comba), fully unrolled; operand bytes cached in registers",
             {"mul": schoolbook.product_scanning_mul, "sqr": schoolbook.product_scanning_sqr},
+            looped_builders={
+                "mul": looped.product_scanning_mul_looped,
+                "sqr": looped.product_scanning_sqr_looped,
+            },
         ),
         Algorithm(
             "operand-scanning",
@@ -96,6 +100,7 @@ def _registry() -> dict[str, Algorithm]:
             "Hutter-Wenger: rows of e bytes (init block + parts 1-4), 2e operand bytes cached, "
             "partial result in memory; fully unrolled",
             {"mul": operand_caching.operand_caching_mul},
+            looped_builders={"mul": looped.operand_caching_mul_looped},
             params=f"--e E: operand bytes cached per row, 1..256 (default "
             f"{operand_caching.max_e()}, the most the registers hold; a larger e reloads)",
             accepts=("e",),
