@@ -80,17 +80,20 @@ def _registry() -> dict[str, Algorithm]:
                 "mul": looped.product_scanning_mul_looped,
                 "sqr": looped.product_scanning_sqr_looped,
             },
+            needs_mul=False,
         ),
         Algorithm(
             "operand-scanning",
             "row-wise schoolbook, fully unrolled; b cached in registers, partial result in memory",
             {"mul": schoolbook.operand_scanning_mul},
+            needs_mul=False,
         ),
         Algorithm(
             "hybrid",
             "Gura et al.: product scanning over d-byte blocks, operand scanning inside each d x d "
             "block held in registers; fully unrolled",
             {"mul": hybrid.hybrid_mul},
+            needs_mul=False,
             params=f"--d D: bytes per block, 1..{hybrid._hard_max_d()} "
             f"(default {hybrid.max_d()}, the most whose block stays in registers)",
             accepts=("d",),
@@ -101,6 +104,7 @@ def _registry() -> dict[str, Algorithm]:
             "partial result in memory; fully unrolled",
             {"mul": operand_caching.operand_caching_mul},
             looped_builders={"mul": looped.operand_caching_mul_looped},
+            needs_mul=False,
             params=f"--e E: operand bytes cached per row, 1..256 (default "
             f"{operand_caching.max_e()}, the most the registers hold; a larger e reloads)",
             accepts=("e",),
@@ -110,6 +114,7 @@ def _registry() -> dict[str, Algorithm]:
             "Seo-Kim: operand caching whose cache spans rows, so operands loaded at the end of "
             "one row are reused by the next; fully unrolled",
             {"mul": operand_caching.consecutive_operand_caching_mul},
+            needs_mul=False,
             params="--e E: row height as for operand-caching (default: the fastest e for the size)",
             accepts=("e",),
         ),

@@ -14,7 +14,12 @@ from .spec import Spec
 
 
 def generate(spec: Spec) -> Routine:
-    routine = wrap(spec, get_algorithm(spec.algo).build(spec))
+    kernel = get_algorithm(spec.algo).build(spec)
+    if not get_mcu(spec.mcu).has_mul:
+        from .nomul import lower
+
+        kernel = lower(kernel)  # each MUL -> constant-time shift-and-add
+    routine = wrap(spec, kernel)
     flash = get_mcu(spec.mcu).flash_bytes
     if routine.code_bytes > flash:
         raise AvrmpError(

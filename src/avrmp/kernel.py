@@ -22,6 +22,9 @@ class Kernel:
     body: Program
     args: dict[str, int]
     notes: list[str] = field(default_factory=list)
+    # Registers the body leaves free at every MUL even though it uses them elsewhere; the no-MUL
+    # lowering (nomul.py) may use them as scratch besides the registers the body never touches.
+    scratch: tuple[int, ...] = ()
 
 
 # Caller-saved registers first: every callee-saved register a kernel touches costs a PUSH/POP pair.
