@@ -160,6 +160,8 @@ DEFAULT_CATALOG: list[tuple[str, str, str, tuple[int, ...]]] = [
     ("mul", "operand-caching", "branchfree", (160, 192, 256, 512)),
     ("mul", "consecutive-operand-caching", "branchfree", (128, 160, 192, 256, 512)),
     ("sqr", "product-scanning", "branchfree", (64, 128, 160, 192, 256, 512)),
+    ("mul", "rps", "branchfree", (128, 160, 192, 256, 512, 1024, 2048)),
+    ("sqr", "rps", "branchfree", (128, 160, 192, 256, 512, 1024, 2048)),
     ("add", "ripple", "branchfree", (128, 256, 1024, 2048)),
     ("sub", "ripple", "branchfree", (128, 256, 1024, 2048)),
 ]

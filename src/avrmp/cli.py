@@ -46,7 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("gen", help="generate a routine (.S and .h)")
     g.add_argument("op", choices=OPS)
-    g.add_argument("--bits", type=int, required=True)
+    g.add_argument("--bits", type=int,
+                   help="operand size (required, except for run-time-length algorithms: rps)")
     g.add_argument("--algo", help="algorithm (see avrmp list); default depends on OP")
     g.add_argument("--variant", choices=VARIANTS, default="branchfree")
     g.add_argument("--mcu", default=DEFAULT_MCU)
@@ -67,6 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
         "branched = identical cycles, none = no timing check",
     )
     v.add_argument("--json", type=Path, help="write the report as JSON")
+    v.add_argument(
+        "--len-arg", action="store_true",
+        help="the routine takes the operand length in bytes (bits/8) as a uint16_t after the "
+        "pointers, e.g. void f(uint8_t *r, const uint8_t *a, const uint8_t *b, uint16_t len) "
+        "(avrmp's --algo rps routines)",
+    )
 
     b = sub.add_parser("bench", help="generate, verify and measure the catalog")
     b.add_argument("--ops", type=_csv(str))
@@ -84,10 +91,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _spec_from(args: argparse.Namespace) -> Spec:
-    from .algorithms import DEFAULT_ALGO
+    from .algorithms import DEFAULT_ALGO, get_algorithm
 
+    algo = args.algo or DEFAULT_ALGO[args.op]
+    bits = args.bits
+    if bits is None:
+        a = get_algorithm(algo)
+        if not a.runtime_length:
+            raise AvrmpError(f"--bits is required for {algo} (the size is fixed at generation)")
+        bits = 8 * a.max_bytes  # any valid length: the routine takes len at run time
     return Spec(
-        op=args.op, bits=args.bits, algo=args.algo or DEFAULT_ALGO[args.op],
+        op=args.op, bits=bits, algo=algo,
         variant=args.variant, mcu=args.mcu, name=args.name, levels=args.levels,
         d=args.d, e=args.e, looped=args.looped,
     )
@@ -116,7 +130,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise AvrmpError(f"cannot read {args.file}: no such file")
     with tempfile.TemporaryDirectory(prefix="avrmp-") as tmp:
         report = verify_file(args.file, args.symbol, args.op, args.bits // 8, args.mcu,
-                             args.variant, args.tests, Path(tmp))
+                             args.variant, args.tests, Path(tmp), len_arg=args.len_arg)
     summary = (f"{args.symbol}: {report.inputs} inputs, core {report.core_cycles} cycles, "
                f"ABI {report.abi_cycles} cycles, stack {report.stack_depth} bytes")
     if args.json:

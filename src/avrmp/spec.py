@@ -71,4 +71,8 @@ class Spec:
         return 1 if self.op == "sqr" else 2
 
     def describe(self) -> dict:
-        return {k: v for k, v in asdict(self).items() if v not in (None, (), "", False)}
+        d = {k: v for k, v in asdict(self).items() if v not in (None, (), "", False)}
+        if self.runtime_length:  # the code is the same for every length: keep the text so too
+            d.pop("bits")
+            d["length"] = "run-time argument"
+        return d
