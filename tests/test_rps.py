@@ -25,9 +25,13 @@ RANDOM_PER_LENGTH = 4
 def _operands(n: int, n_inputs: int, rng: random.Random) -> list[tuple[int, ...]]:
     top = (1 << (8 * n)) - 1
     edge = [0, top, 1, 1 << (8 * n - 1), int.from_bytes(b"\x55" * n, "little")]
-    out = [(x,) if n_inputs == 1 else (x, y) for x, y in ((top, top), (0, top), (top, 1),
-                                                          (edge[3], edge[4]), (edge[4], top))]
-    out += [tuple(rng.getrandbits(8 * n) for _ in range(n_inputs)) for _ in range(RANDOM_PER_LENGTH)]
+    out = [
+        (x,) if n_inputs == 1 else (x, y)
+        for x, y in ((top, top), (0, top), (top, 1), (edge[3], edge[4]), (edge[4], top))
+    ]
+    out += [
+        tuple(rng.getrandbits(8 * n) for _ in range(n_inputs)) for _ in range(RANDOM_PER_LENGTH)
+    ]
     return out
 
 

@@ -201,8 +201,11 @@ def rps_mul(spec: Spec) -> Kernel:
     p.phase("top block: the last carry")
     for i in range(4):
         p.st(Z_INC, ACC[i])
-    return Kernel(p, {"r": 30, "a": 26, "b": 28},
-                  ["run-time length: r19:r18 = len bytes, multiple of 4, 4..256"])
+    return Kernel(
+        p,
+        {"r": 30, "a": 26, "b": 28},
+        ["run-time length: r19:r18 = len bytes, multiple of 4, 4..256"],
+    )
 
 
 def _diag_cross(p: Program) -> None:
@@ -292,7 +295,7 @@ def rps_sqr(spec: Spec) -> Kernel:
     p.adiw(28, 4, comment="Y = top of A_0")
 
     inner, even, odd = p.new_label("rps_inner"), p.new_label("rps_even"), p.new_label("rps_odd")
-    p1e, p1o = p.new_label("rps_p1e"), p.new_label("rps_p1o")
+    p1e = p.new_label("rps_p1e")
     p2e, p2o = p.new_label("rps_p2e"), p.new_label("rps_p2o")
     to_p2e, to_p2o = p.new_label("rps_to_p2e"), p.new_label("rps_to_p2o")
     end = p.new_label("rps_end")
@@ -373,5 +376,6 @@ def rps_sqr(spec: Spec) -> Kernel:
     _inner_loop(p, loop)
     p.ret()
     p.label(done)
-    return Kernel(p, {"r": 30, "a": 26},
-                  ["run-time length: r21:r20 = len bytes, multiple of 4, 4..256"])
+    return Kernel(
+        p, {"r": 30, "a": 26}, ["run-time length: r21:r20 = len bytes, multiple of 4, 4..256"]
+    )
