@@ -170,6 +170,12 @@ class OperandCache:
             self.free.extend((lo, lo + 1))
         return reg
 
+    def next(self, key: tuple[str, int]) -> int:
+        """`get` that protects the previous key of the plan, exactly as the dry run that placed the
+        pointer releases does, so the two runs evict alike (needed when the plan holds runs of keys
+        from one source that the caller does not access as `pair`s)."""
+        return self.get(key, keep=self.plan[self.t - 1] if self.t else None)
+
     def pair(self, ka: tuple[str, int], kb: tuple[str, int]) -> tuple[int, int]:
         ra = self.get(ka)
         return ra, self.get(kb, keep=ka)

@@ -13,10 +13,11 @@ cache keeps whatever else fits (a block shared by consecutive block products is 
 
 from __future__ import annotations
 
-from .blocks import WideAccumulator, mul_row, row_order
+from collections.abc import Callable
+
+from .blocks import OperandCache, WideAccumulator, mul_row, row_order
 from .errors import AvrmpError
 from .kernel import ALLOCATION_ORDER, Kernel, RegPool
-from .blocks import OperandCache
 from .program import Mem, PointerWindow, Program
 from .spec import Spec
 
@@ -43,6 +44,25 @@ def _hard_max_d() -> int:
 def _blocks(n: int, d: int) -> list[tuple[int, int]]:
     """(first byte, length) of each block; only the last one may be short."""
     return [(s, min(d, n - s)) for s in range(0, n, d)]
+
+
+def _row_fetcher(
+    cache: OperandCache, key_b: tuple[str, int], sa: int
+) -> tuple[int, Callable[[int], int]]:
+    """The register of b_j, and the a_i lookup `mul_row` calls for one row.  The plan repeats b_j
+    before every a_i (so the cache never evicts it mid-row); those repeats are hits in the same
+    register."""
+    rb = cache.next(key_b)
+    calls = 0
+
+    def get_a(i: int) -> int:
+        nonlocal calls
+        if calls and cache.next(key_b) != rb:
+            raise AssertionError("b_j left its register inside a row")
+        calls += 1
+        return cache.next(("a", sa + i))
+
+    return rb, get_a
 
 
 def hybrid_mul(spec: Spec) -> Kernel:
@@ -80,8 +100,9 @@ def hybrid_mul(spec: Spec) -> Kernel:
         for bi, bj in pairs:
             (sa, la), (sb, lb) = blocks[bi], blocks[bj]
             for j in range(lb):
-                plan.append(("b", sb + j))
-                plan += [("a", sa + i) for i in row_order(la)]
+                # b_j before each a_i: the cache must keep b_j for the whole row.
+                for i in row_order(la):
+                    plan += [("b", sb + j), ("a", sa + i)]
     windows = {"a": PointerWindow(p, "Y"), "b": PointerWindow(p, "Z")}
     cache = OperandCache(p, pool.free, windows, plan)
 
@@ -96,9 +117,9 @@ def hybrid_mul(spec: Spec) -> Kernel:
             row_max = ((1 << (8 * la)) - 1) * 0xFF
             for j in range(lb):
                 key_b = ("b", sb + j)
-                rb = cache.get(key_b)
-                mul_row(p, la, lambda i: cache.get(("a", sa + i), keep=key_b), rb,
-                        t[: la + 1], zero, names=(f"a[{sa}..]", f"b[{sb + j}]"))
+                rb, get_a = _row_fetcher(cache, key_b, sa)
+                mul_row(p, la, get_a, rb, t[: la + 1], zero,
+                        names=(f"a[{sa}..]", f"b[{sb + j}]"))
                 acc.add_at(sb + j - k * d + sa, t[: la + 1], row_max,
                            comment=f"acc += row a[{sa}..]*b[{sb + j}]")
         # The column block is complete: its low d bytes are final (all of them after the last).

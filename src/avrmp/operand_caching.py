@@ -102,7 +102,8 @@ def _build(spec: Spec, e: int, consecutive: bool) -> Kernel:
                 p.ld(0, Mem("X"), comment=f"r[{k}] (partial)")
                 acc.add(0, None, 0xFF, comment="acc += r[k]")
             for i, j in col:
-                ra, rb = cache.pair(("a", i), ("b", j))
+                ra = cache.next(("a", i))
+                rb = cache.next(("b", j))
                 p.mul(ra, rb, comment=f"a[{i}]*b[{j}]")
                 acc.add_product()
             acc.ensure(0)
