@@ -153,7 +153,8 @@ def get_algorithm(name: str) -> Algorithm:
         raise AvrmpError(f"unknown algorithm {name!r}: choose one of {', '.join(ALGORITHMS)}") from None
 
 # The benchmark's default catalog: (op, algo, variant, sizes in bits).
-DEFAULT_CATALOG: list[tuple[str, str, str, tuple[int, ...]]] = [
+# An optional fifth field True marks a looped routine (Spec.looped).
+DEFAULT_CATALOG: list[tuple] = [
     ("mul", "product-scanning", "branchfree", (48, 64, 80, 96, 128, 160, 192, 256, 512)),
     ("mul", "operand-scanning", "branchfree", (160, 192, 256, 512)),
     ("mul", "hybrid", "branchfree", (160, 192, 256, 512)),
@@ -162,6 +163,9 @@ DEFAULT_CATALOG: list[tuple[str, str, str, tuple[int, ...]]] = [
     ("sqr", "product-scanning", "branchfree", (64, 128, 160, 192, 256, 512)),
     ("mul", "rps", "branchfree", (128, 160, 192, 256, 512, 1024, 2048)),
     ("sqr", "rps", "branchfree", (128, 160, 192, 256, 512, 1024, 2048)),
+    ("mul", "product-scanning", "branchfree", (64, 96, 160, 192, 256, 512, 1024, 2048), True),
+    ("sqr", "product-scanning", "branchfree", (64, 96, 160, 256, 1024, 2048), True),
+    ("mul", "operand-caching", "branchfree", (64, 96, 160, 192, 256, 512, 1024, 2048), True),
     ("add", "ripple", "branchfree", (128, 256, 1024, 2048)),
     ("sub", "ripple", "branchfree", (128, 256, 1024, 2048)),
 ]

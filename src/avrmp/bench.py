@@ -13,6 +13,7 @@ from tqdm import tqdm
 
 from .errors import AvrmpError
 from .generate import generate, write_atomic, write_routine
+from .mcu import DEFAULT_MCU
 from .papers import references
 from .spec import Spec
 from .toolchain import build_firmware
@@ -97,7 +98,8 @@ def catalog(
     from .algorithms import ALGORITHMS, DEFAULT_CATALOG
 
     specs = []
-    for op, algo, variant, sizes in DEFAULT_CATALOG:
+    for op, algo, variant, sizes, *extra in DEFAULT_CATALOG:
+        looped = bool(extra and extra[0])  # optional fifth field: looped
         if ops and op not in ops or algos and algo not in algos:
             continue
         if variants and variant not in variants:
@@ -106,14 +108,36 @@ def catalog(
             if bits and b not in bits:
                 continue
             try:
-                specs.append(Spec(op, b, algo, variant=variant, mcu=mcu))
+                spec = Spec(op, b, algo, variant=variant, mcu=mcu, looped=looped)
             except AvrmpError:
-                if not bits:
+                if not bits and mcu == DEFAULT_MCU:
                     raise
+                continue  # not offered at this size or on this MCU (e.g. no MUL)
+            if mcu != DEFAULT_MCU and not runs_on_mcu(spec):
+                continue
+            specs.append(spec)
     if not specs:
         known = ", ".join(ALGORITHMS)
         raise AvrmpError(f"the selection matches no routine in the catalog (algorithms: {known})")
     return specs
+
+
+def runs_on_mcu(spec: Spec) -> bool:
+    """Whether the routine fits the MCU: operand buffers (with the runner's guards) plus stack in
+    SRAM, and the generated code in flash (and in RCALL reach for the no-MUL subroutine)."""
+    from .mcu import get_mcu
+
+    mcu = get_mcu(spec.mcu)
+    n = spec.operand_bytes
+    buffers = spec.result_bytes + spec.n_inputs * n + 16 * (spec.n_inputs + 2)
+    stack = 48 + 20 + (n + 8 if spec.looped and spec.algo == "operand-caching" else 8)
+    if buffers + stack > mcu.sram_bytes:
+        return False
+    try:
+        generate(spec)
+    except AvrmpError:
+        return False
+    return True
 
 
 def _ref_text(row: Row) -> str:
@@ -150,7 +174,8 @@ def plot(rows: Sequence[Row], path: Path) -> None:
         series: dict[str, list[tuple[int, int]]] = {}
         for r in rows:
             if r.op == op and r.verified:
-                series.setdefault(f"{r.algo} {r.variant}", []).append((r.bits, r.core_cycles))
+                label = f"{r.algo} {r.variant}" + (f" {r.params}" if r.params else "")
+                series.setdefault(label, []).append((r.bits, r.core_cycles))
         for label, pts in sorted(series.items()):
             pts.sort()
             ax.plot([b for b, _ in pts], [c for _, c in pts], marker="o", label=label)
