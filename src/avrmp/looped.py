@@ -25,7 +25,6 @@ SPL, SPH, SREG = 0x3D, 0x3E, 0x3F
 X_INC, Y_INC, Z_INC, Z_DEC = Mem("X", "+"), Mem("Y", "+"), Mem("Z", "+"), Mem("Z", "-")
 XP, YP, ZP = 26, 28, 30  # low registers of X, Y, Z
 
-DEFAULT_E = 8  # operand bytes of a cached per row (the largest the register file allows)
 MAX_E = 8
 
 
@@ -233,6 +232,16 @@ def _carry_bound(e: int) -> int:
         b = nb
 
 
+def best_e(n: int) -> int:
+    """The row height with the fewest estimated cycles: a row costs its column pairs (e MACs of 5
+    cycles per column, about 28 cycles of loads, stores and moves per pair) plus its set-up."""
+    def cost(e: int) -> int:
+        rows = -(-n // e)
+        return rows * (((n + e) // 2) * (10 * e + 28) + 2 * e + 20)
+
+    return min(range(1, min(MAX_E, n) + 1), key=lambda e: (cost(e), -e))
+
+
 def _parallel_move(p: Program, dst: list[int], src: list[int], temp: int) -> None:
     pending = {s: d for s, d in zip(src, dst) if s != d}
     while pending:
@@ -252,7 +261,7 @@ def operand_caching_mul_looped(spec: Spec) -> Kernel:
     if spec.e is not None and not 1 <= spec.e <= MAX_E:
         raise AvrmpError(f"--e {spec.e}: looped operand caching caches 1..{MAX_E} bytes per row "
                          "(the window and the row share the register file)")
-    e = min(spec.e or DEFAULT_E, n)
+    e = min(spec.e or best_e(n), n)
     if e < 1:
         raise AssertionError("e must be positive")
     p = Program()
