@@ -69,7 +69,7 @@ class Algorithm:
 
 def _registry() -> dict[str, Algorithm]:
     from . import addsub, hybrid, looped, operand_caching, schoolbook
-    from . import rps
+    from . import karatsuba, rps
 
     algos = [
         Algorithm(
@@ -131,6 +131,15 @@ def _registry() -> dict[str, Algorithm]:
             byte_multiple=4,
         ),
         Algorithm(
+            "karatsuba",
+            "subtractive refined Karatsuba: memory levels over a 1-level base in registers",
+            {"mul": karatsuba.karatsuba_mul},
+            min_bytes=2,
+            params="--levels L (default: fastest for the size)",
+            variants=("branchfree", "branched"),
+            accepts=("levels",),
+        ),
+        Algorithm(
             "ripple",
             "byte-serial carry/borrow chain, fully unrolled; (n+1)-byte result",
             {"add": addsub.add_sub, "sub": addsub.add_sub},
@@ -166,6 +175,8 @@ DEFAULT_CATALOG: list[tuple] = [
     ("mul", "product-scanning", "branchfree", (64, 96, 160, 192, 256, 512, 1024, 2048), True),
     ("sqr", "product-scanning", "branchfree", (64, 96, 160, 256, 1024, 2048), True),
     ("mul", "operand-caching", "branchfree", (64, 96, 160, 192, 256, 512, 1024, 2048), True),
+    ("mul", "karatsuba", "branchfree", (48, 64, 80, 96, 128, 160, 192, 224, 256)),
+    ("mul", "karatsuba", "branched", (48, 64, 80, 96, 128, 160, 192, 224, 256)),
     ("add", "ripple", "branchfree", (128, 256, 1024, 2048)),
     ("sub", "ripple", "branchfree", (128, 256, 1024, 2048)),
 ]

@@ -280,3 +280,59 @@ def move_pointer(p: Program, ptr: str, delta: int, comment: str = "") -> None:
         neg = (-delta) & 0xFFFF
         p.subi(lo, neg & 0xFF, comment=comment)
         p.sbci(lo + 1, neg >> 8)
+
+
+def emit_abs_diff(p, x: Sequence, y, zero) -> object:
+    """x := |x - y| in place (y may be shorter: missing bytes count as zero; or a function giving
+    y's byte i, called just before it is needed, so loads interleave with the subtraction);
+    returns a register holding the sign mask, 0xFF when x < y and 0x00 otherwise.
+
+    Constant time: the subtraction's borrow becomes the mask (SBC m, m), and (d XOR m) - m negates
+    d exactly when m = 0xFF, without NEG and without a branch.
+    """
+    get = y if callable(y) else (lambda i: y[i] if i < len(y) else None)
+    for i, xi in enumerate(x):
+        yi = get(i)
+        p.emit("sub" if i == 0 else "sbc", xi, zero if yi is None else yi)
+    mask = p.v("sign")
+    p.sbc(mask, mask)
+    emit_cond_negate(p, x, mask)
+    return mask
+
+
+def emit_cond_negate(p, x: Sequence, mask) -> None:
+    """x := -x if mask = 0xFF, x if mask = 0x00 (two's complement over len(x) bytes)."""
+    for xi in x:
+        p.eor(xi, mask)
+    for i, xi in enumerate(x):
+        p.emit("sub" if i == 0 else "sbc", xi, mask)
+
+
+def emit_add_chain(p, dst: Sequence, src: Sequence, zero, carry_in: bool = False) -> None:
+    """dst += src over len(dst) bytes (src may be shorter; the carry ripples on through zero)."""
+    for i, d in enumerate(dst):
+        first = i == 0 and not carry_in
+        p.emit("add" if first else "adc", d, src[i] if i < len(src) else zero)
+
+
+def emit_product(p, a: Sequence, b: Sequence, zero, addend: Sequence = ()) -> list:
+    """Product scanning of two register-resident byte strings (plus a short addend at the low end)
+    into fresh registers; returns exactly as many result bytes as the value can need."""
+    na, nb = len(a), len(b)
+    acc = Accumulator(p, [p.v("c"), p.v("c"), p.v("c")], zero)
+    out = []
+    for k in range(max(na + nb - 1, len(addend))):
+        if k < len(addend):
+            acc.add(addend[k], None, 0xFF, comment="+ addend")
+        lo, hi = max(0, k - nb + 1), min(k, na - 1)
+        for i in range(lo, hi + 1):
+            p.mul(a[i], b[k - i], comment=f"{a[i].name}*{b[k - i].name}")
+            acc.add_product()
+        acc.ensure(0)
+        out.append(acc.regs[0])
+        acc.shift_out(p.v("c"))
+    while acc.bound:
+        acc.ensure(0)
+        out.append(acc.regs[0])
+        acc.shift_out(p.v("c"))
+    return out

@@ -207,7 +207,10 @@ class Instr:
 
     def render(self) -> str:
         kinds = _SPEC[self.mnemonic][0]
-        ops = ", ".join(f"r{v}" if k in "rhmwa" else str(v) for k, v in zip(kinds, self.operands))
+        ops = ", ".join(
+            f"r{v}" if k in "rhmwa" else f".L{v}" if k == "l" else str(v)
+            for k, v in zip(kinds, self.operands)
+        )
         text = f"\t{self.mnemonic} {ops}".rstrip() if ops else f"\t{self.mnemonic}"
         if self.comment:
             text = f"{text:<24}; {self.comment}"

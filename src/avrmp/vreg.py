@@ -37,6 +37,8 @@ class VInstr:
     comment: str = ""
 
 
+_PTRS = {"X": (26, 27), "Y": (28, 29), "Z": (30, 31)}
+_BRANCHES = {"brts", "brtc", "brne", "breq", "brcc", "brcs", "brmi", "brpl"}
 # Register kinds in isa._SPEC operand strings.
 _REG_KINDS = "rhmwa"
 # Instructions whose first register operand is written without being read.
@@ -74,7 +76,7 @@ class VProgram:
     """Like Program, but register operands may be virtual registers."""
 
     def __init__(self) -> None:
-        self.items: list[VInstr | Label | Comment] = []
+        self.items: list[VInstr | Label | Comment | Lend] = []
         self._count = 0
         self._labels = 0
 
@@ -113,6 +115,16 @@ class VProgram:
     def label(self, name: str) -> None:
         self.items.append(Label(name))
 
+    def lend(self, slots) -> None:
+        self.items.append(Lend(tuple(slots)))
+
+
+@dataclass(frozen=True)
+class Lend:
+    """From here on the allocator may spill into these memory bytes (until the code stores there)."""
+
+    slots: tuple[Mem, ...]
+
 
 class AllocationError(Exception):
     pass
@@ -131,9 +143,11 @@ def allocate(
     out: Program,
     spill_slots: Iterable[Mem] = (),
     live_out: Iterable[V] = (),
+    labels_from: Program | None = None,
 ) -> dict[int, int]:
     """Emit `vp` into `out` with physical registers from `pool`.  Returns V.id -> register for the
-    values in `live_out` (kept in registers at the end)."""
+    values in `live_out` (kept in registers at the end).  Labels are made unique through
+    `labels_from` (default: `out`)."""
     items = vp.items
     effects: list[tuple[list[V], list[V]]] = [
         _reads_writes(it) if isinstance(it, VInstr) else ([], []) for it in items
@@ -147,11 +161,22 @@ def allocate(
     for vid in live_out_ids:
         uses.setdefault(vid, []).append(end)
     # Where the kernel's own stores overwrite a scratch slot: a spill there must be dead by then.
-    slot_free_until: dict[Mem, int] = {m: end + 1 for m in spill_slots}
-    for pos, it in enumerate(items):
-        if isinstance(it, VInstr) and it.mnemonic == "std" and it.operands[0] in slot_free_until:
-            slot_free_until[it.operands[0]] = min(slot_free_until[it.operands[0]], pos)
+    def first_store(mem: Mem, after: int) -> int:
+        for pos in range(after, end):
+            it = items[pos]
+            if isinstance(it, VInstr) and it.mnemonic == "std" and it.operands[0] == mem:
+                return pos
+        return end + 1
+
+    slot_free_until: dict[Mem, int] = {m: first_store(m, 0) for m in spill_slots}
     slots_in_use: dict[Mem, int] = {}  # slot -> V.id spilled there
+    # A value headed for a lent slot (its final store) can be spilled straight there; that final
+    # store then becomes redundant and is left out.
+    final_store: dict[int, tuple[int, Mem]] = {}
+    for pos in range(len(items) - 1, -1, -1):
+        it = items[pos]
+        if isinstance(it, VInstr) and it.mnemonic == "std" and isinstance(it.operands[1], V):
+            final_store.setdefault(it.operands[1].id, (pos, it.operands[0]))
     st = _State()
     free = list(pool)
     in_diamond = False
@@ -192,7 +217,12 @@ def allocate(
         nu, _, reg = max(victims)
         v = st.holder[reg]
         if nu < 10**9 and v.id not in st.clean:
-            slot = next(
+            slot = None
+            store_pos, home = final_store.get(v.id, (-1, None))
+            if (home in slot_free_until and home not in slots_in_use
+                    and slot_free_until[home] == store_pos > pos):
+                slot = home
+            slot = slot or next(
                 (m for m, until in slot_free_until.items()
                  if m not in slots_in_use and until > last_use(v.id)),
                 None,
@@ -203,6 +233,7 @@ def allocate(
             slots_in_use[slot] = v.id
             st.clean[v.id] = slot
         release(reg)
+        free.remove(reg)
         return reg
 
     def place(v: V, pos: int, pinned: set[int], reload: bool) -> int:
@@ -221,16 +252,38 @@ def allocate(
         st.holder[reg] = v
         return reg
 
+    labels: dict[str, str] = {}  # block-local label -> unique label in `out`
+
+    def label_of(name: str) -> str:
+        if name not in labels:
+            labels[name] = (labels_from or out).new_label(f"{name}_")
+        return labels[name]
+
     for pos, it in enumerate(items):
         if isinstance(it, Label):
-            out.label(it.name)
-            in_diamond = False if it.name.startswith("join") else in_diamond
+            out.label(label_of(it.name))
+            in_diamond = in_diamond and not it.name.startswith("join")
             continue
         if isinstance(it, Comment):
             out.items.append(it)
             continue
+        if isinstance(it, Lend):
+            for m in it.slots:
+                slot_free_until[m] = first_store(m, pos)
+            continue
         reads, writes = effects[pos]
         pinned = {v.id for v in reads} | {v.id for v in writes}
+        if it.mnemonic in _BRANCHES:
+            # Both arms must see the same registers: bring in everything they use beforehand.
+            join = next(q for q in range(pos, end)
+                        if isinstance(items[q], Label) and items[q].name.startswith("join"))
+            arm_vs = {v.id: v for q in range(pos + 1, join) for v in [*effects[q][0], *effects[q][1]]}
+            arm_pinned = set(arm_vs) | pinned
+            for v in arm_vs.values():
+                if v.id in st.clean or v.id in st.reg_of:
+                    place(v, pos, arm_pinned, reload=True)
+                else:
+                    place(v, pos, arm_pinned, reload=False)
         for v in reads:
             place(v, pos, pinned, reload=True)
         if it.mnemonic == "copy_pair":
@@ -238,9 +291,22 @@ def allocate(
         else:
             for v in writes:
                 place(v, pos, pinned, reload=False)
-            ops = tuple(st.reg_of[o.id] if isinstance(o, V) else o for o in it.operands)
-            out.emit(it.mnemonic, *ops, comment=it.comment)
-        if it.mnemonic in ("brts", "brtc", "brne", "breq", "brcc", "brcs", "brmi", "brpl"):
+            ops = tuple(
+                st.reg_of[o.id] if isinstance(o, V)
+                else label_of(o) if isinstance(o, str) else o
+                for o in it.operands
+            )
+            stored = it.operands[1] if it.mnemonic == "std" else None
+            if not (isinstance(stored, V) and st.clean.get(stored.id) == it.operands[0]):
+                ins = out.emit(it.mnemonic, *ops, comment=it.comment)
+                moved = {p for p, (lo, hi) in _PTRS.items() if ins.writes & {lo, hi}}
+                for vid, mem in list(st.clean.items()):  # a moved pointer voids memory copies
+                    if mem.ptr in moved:
+                        del st.clean[vid]
+                for m in list(slot_free_until):
+                    if m.ptr in moved and m not in slots_in_use:
+                        del slot_free_until[m]
+        if it.mnemonic in _BRANCHES:
             in_diamond = True
         for v in writes:
             st.clean.pop(v.id, None)
@@ -252,14 +318,19 @@ def allocate(
             v = it.operands[0] if it.mnemonic == "ldd" else it.operands[1]
             if isinstance(v, V):
                 st.clean[v.id] = mem
-        if it.mnemonic == "std":  # the kernel's own store overwrites whatever was spilled there
-            vid = slots_in_use.pop(it.operands[0], None)
-            if vid is not None and st.clean.get(vid) == it.operands[0]:
-                st.clean.pop(vid)
+        if it.mnemonic == "std":  # the store overwrites whatever memory copy was there
+            slots_in_use.pop(it.operands[0], None)
+            stored = it.operands[1]
+            for vid, mem in list(st.clean.items()):
+                if mem == it.operands[0] and not (isinstance(stored, V) and vid == stored.id):
+                    del st.clean[vid]
         for v in {*reads, *writes}:
             if v.id in st.reg_of and last_use(v.id) <= pos and v.id not in live_out_ids:
                 release(st.reg_of[v.id])
                 st.clean.pop(v.id, None)
+                for m, vid in list(slots_in_use.items()):  # a dead value frees its spill slot
+                    if vid == v.id:
+                        del slots_in_use[m]
     return {v.id: st.reg_of[v.id] for v in live_out if v.id in st.reg_of}
 
 

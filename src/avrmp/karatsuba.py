@@ -1,0 +1,514 @@
+"""Subtractive, refined Karatsuba multiplication (seed 000), as a generator for any operand size.
+
+Structure.  With k = ceil(m/2), A = A_l + 2^8k A_h and B likewise,
+
+    L = A_l B_l,  H = A_h B_h,  M = |A_l - A_h| |B_l - B_h|,  t = sign(A_l - A_h) xor sign(B_l - B_h)
+    AB = L_0 + 2^8k U + 2^24k Hbar_hi,   Hbar = H + L_1,   U = (L_0 | Hbar_lo) + Hbar -/+ M
+
+(refined Karatsuba: Hbar is accumulated on the fly while H is computed, so L_1 is added once).
+
+* The **base** block is one Karatsuba level entirely in (virtual) registers, its three half-size
+  products by product scanning.  Operand A comes through Y (LDD), B through X (LD X+), the result
+  goes out through Z (STD); the allocator in vreg.py spills and reloads when registers run out.
+* A **memory level** splits an even n into three children that are bases or memory levels.  The L
+  child writes L; the H child adds L_1 into its product (Hbar, fused); the M child reads its
+  operands as absolute differences computed in registers and finishes by combining U into the
+  parent's result itself, so M never goes to memory.  When a child is itself a memory level its
+  operands |A_l - A_h| are materialised in a stack frame.
+
+Variants: branch-free code adds (M xor t) + (t & 1); branched code jumps to an ADD or a SUB chain
+(NOP-balanced, so timing is still constant).  The sign of U's carry/borrow and t are merged into one
+(d, f) register pair that ripples into the top bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .blocks import emit_abs_diff, emit_add_chain, emit_product
+from .errors import AvrmpError
+from .kernel import Kernel
+from .program import Mem, Program
+from .spec import Spec
+from .vreg import AllocationError, V, VProgram, allocate
+
+BASE_POOL = list(range(2, 26))
+MAX_BASE = 12  # largest base size whose LDD displacements and registers stay manageable
+
+
+@dataclass(frozen=True)
+class Src:
+    """Operand bytes for a base: through its pointer from offset `off`, or (absdiff) the absolute
+    difference of the m bytes at `off` and the m bytes following them."""
+
+    off: int = 0
+    absdiff: bool = False
+
+
+def _load_y(p: VProgram, off: int, idx: range, name: str) -> list[V]:
+    out = []
+    for i in idx:
+        v = p.v(name)
+        p.ldd(v, Mem("Y", disp=off + i), comment=f"{name}[{i}]")
+        out.append(v)
+    return out
+
+
+def _load_x(p: VProgram, count: int, name: str, first: int) -> list[V]:
+    out = []
+    for i in range(count):
+        v = p.v(name)
+        p.ld(v, Mem("X", "+"), comment=f"{name}[{first + i}]")
+        out.append(v)
+    return out
+
+
+def _load_z(p: VProgram, off: int, count: int, name: str) -> list[V]:
+    out = []
+    for i in range(count):
+        v = p.v(name)
+        p.ldd(v, Mem("Z", disp=off + i), comment=f"{name}[{i}]")
+        out.append(v)
+    return out
+
+
+def _store_z(p: VProgram, off: int, vals: list[V], name: str) -> None:
+    for i, v in enumerate(vals):
+        p.std(Mem("Z", disp=off + i), v, comment=f"{name}[{off + i}]")
+
+
+def emit_signed_add(p: VProgram, u: list[V], m: list[V], t: V, zero: V, variant: str,
+                    d: V) -> V:
+    """u -= (-1)^t m, t the 0x00/0xFF mask of sign(A_l - A_h) xor sign(B_l - B_h) (also in the T
+    flag for branched code); m may be shorter than u.  Then merge the carry or borrow
+    and the sign extension into the pair (d, f): d += carry - borrow, f = its sign byte.  Before the
+    call d holds the carries already collected.  Returns f."""
+    if variant == "branchfree":
+        p.com(t, comment="t = 0xFF now means: subtract M")
+        for mi in m:
+            p.eor(mi, t)
+        p.cp(zero, t, comment="C = t: (m xor t) + t = -m when t = 0xFF")
+        for i, ui in enumerate(u):
+            p.adc(ui, m[i] if i < len(m) else t)
+        p.adc(d, t, comment="d = carries + sign extension")
+        p.adc(t, zero, comment="f = sign of d")
+        return t
+    f = t  # t lives on in the T flag; its register takes the sign byte
+    add_path, join = p.new_label("addM"), p.new_label("join")
+    p.brts(add_path)
+    for i, ui in enumerate(u):
+        p.emit("sub" if i == 0 else "sbc", ui, m[i] if i < len(m) else zero)
+    p.sbc(d, zero)
+    p.sbc(f, f)
+    p.rjmp(join)
+    p.label(add_path)
+    for i, ui in enumerate(u):
+        p.emit("add" if i == 0 else "adc", ui, m[i] if i < len(m) else zero)
+    p.adc(d, zero)
+    p.sbc(f, f)
+    p.nop(comment="balance: both paths take the same cycles")
+    p.label(join)
+    return f
+
+
+def emit_ripple(p: VProgram, h: list[V], d: V, f: V) -> None:
+    """h += d sign-extended by f (the merged carry/borrow of the middle part)."""
+    for i, hi in enumerate(h):
+        p.emit("add" if i == 0 else "adc", hi, d if i == 0 else f)
+
+
+def _lend_scratch(p: VProgram, scratch: int) -> None:
+    p.comment("Y is free now: point it at the frame's scratch bytes for spills")
+    p.in_(28, 0x3D)
+    p.in_(29, 0x3E)
+    p.lend(Mem("Y", disp=1 + SCRATCH_OFF + i) for i in range(scratch))
+
+
+def emit_base(
+    p: VProgram,
+    m: int,
+    a: Src,
+    b: Src,
+    variant: str,
+    out_off: int = 0,
+    addend_off: int | None = None,
+    parent: bool = False,
+    scratch: int = 0,
+) -> None:
+    """One Karatsuba level in registers for m-byte operands (see module docstring).
+
+    addend_off: add the m bytes at Z+addend_off to the product (the parent's L_1, refined Karatsuba).
+    parent: instead of storing the product, finish the parent's combination (this base is the
+    parent's M; the parent's result is at Z+0 and its k is m)."""
+    k = (m + 1) // 2
+    h = m - k
+    zero = p.v("zero")
+    p.clr(zero)
+
+    p.phase(f"operands ({m} bytes each)")
+    parent_t = None
+    if a.absdiff:  # |A1 - A2| for the parent's M: both halves through Y
+        a_all = _load_y(p, a.off, range(m), "a")
+        mask_a = emit_abs_diff(
+            p, a_all, lambda i: _load_y(p, a.off + m, range(i, i + 1), "a'")[0], zero
+        )
+    if b.absdiff:  # through X+: the first m bytes, then the second m bytes in order
+        b_all = _load_x(p, m, "b", 0)
+        mask_b = emit_abs_diff(p, b_all, lambda i: _load_x(p, 1, "b'", m + i)[0], zero)
+    if a.absdiff and b.absdiff:
+        p.eor(mask_a, mask_b, comment="the parent's t")
+        parent_t = mask_a
+    if scratch and a.absdiff:
+        _lend_scratch(p, scratch)
+    a_lo = a_all[:k] if a.absdiff else _load_y(p, a.off, range(k), "a")
+    b_lo = b_all[:k] if b.absdiff else _load_x(p, k, "b", 0)
+
+    p.phase(f"L = A_l * B_l ({k}x{k} bytes)")
+    L = emit_product(p, a_lo, b_lo, zero)
+    assert len(L) == 2 * k
+    carry_e = None
+    if addend_off is not None:
+        p.phase("R_0 = L_0 + E_0 (the parent's addend)")
+        e0 = _load_z(p, addend_off, k, "e")
+        emit_add_chain(p, e0, L[:k], zero)
+        carry_e = p.v("ce")
+        p.clr(carry_e)
+        p.rol(carry_e)
+        if not parent:
+            _store_z(p, out_off, e0, "r")
+    elif not parent:
+        p.phase("store L_0")
+        _store_z(p, out_off, L[:k], "r")
+
+    a_hi = a_all[k:] if a.absdiff else _load_y(p, a.off, range(k, m), "a")
+    b_hi = b_all[k:] if b.absdiff else _load_x(p, h, "b", k)
+    if scratch and not a.absdiff:
+        _lend_scratch(p, scratch)
+    p.phase("|A_l - A_h|, |B_l - B_h|, t")
+    mask_al = emit_abs_diff(p, a_lo, a_hi, zero)
+    mask_bl = emit_abs_diff(p, b_lo, b_hi, zero)
+    p.eor(mask_al, mask_bl)
+    t = mask_al
+    if variant == "branched":
+        p.bst(t, 0, comment="T = t")
+
+    p.phase(f"Hbar = A_h * B_h + L_1 ({h}x{h} bytes)")
+    Hb = emit_product(p, a_hi, b_hi, zero, addend=L[k:])
+
+    p.phase(f"M = |A_l - A_h| * |B_l - B_h| ({k}x{k} bytes)")
+    M = emit_product(p, a_lo, b_lo, zero)
+
+    p.phase("U = (L_0 | Hbar_lo) + Hbar")
+    low = L[:k]
+    if parent:  # L_0 is also M's low part: build U in a copy
+        low = [p.v("u") for _ in range(k)]
+        for i in range(0, k - 1, 2):
+            p.copy_pair(low[i], low[i + 1], L[i], L[i + 1])
+        if k % 2:
+            p.mov(low[-1], L[k - 1])
+    u = low + Hb[:k]
+    if carry_e is not None:
+        p.lsr(carry_e, comment="C = carry of L_0 + E_0")
+    emit_add_chain(p, u, Hb[: 2 * k], zero, carry_in=carry_e is not None)
+    d = p.v("d")
+    p.clr(d)
+    p.rol(d)
+    if addend_off is not None:
+        p.phase("U += E_1")
+        e1 = _load_z(p, addend_off + k, m - k, "e")
+        emit_add_chain(p, u, e1, zero)
+        p.adc(d, zero)
+    p.phase("U -/+= M; merge carry, borrow and sign into (d, f)")
+    f = emit_signed_add(p, u, M, t, zero, variant, d)
+    top = Hb[k : 2 * h]
+    assert len(top) == 2 * m - 3 * k
+    if top:
+        p.phase("top bytes: Hbar_hi + (d, f)")
+        emit_ripple(p, top, d, f)
+    product = L[:k] + u + top
+    if not parent:
+        _store_z(p, out_off + k, u + top, "r")
+        return
+    emit_combine(p, m, lambda i: product[i], parent_t, zero)
+
+
+def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, w: int = 4) -> None:
+    """A parent's combination, R reached through Z: L_0 at R[0..k), Hbar at R[2k..4k).
+    U = (L_0 | Hbar_lo) + Hbar - (-1)^t M goes to R[k..3k), Hbar_hi + (d, f) to R[3k..4k).
+    m_byte(i) gives M's byte i in a register (already there, or loaded).  The two carry chains run
+    over chunks of w bytes, each chain's carry parked in a register in between (ROL saves, LSR
+    restores), so only M and one chunk are live at a time."""
+    p.phase(f"combine: U = (L_0 | Hbar_lo) + Hbar -/+ M, {2 * k} bytes in chunks of {w}")
+    c1, c2 = p.v("c1"), p.v("c2")
+    p.clr(c1)
+    p.clr(c2)
+    p.com(t, comment="t = 0xFF now means: subtract M")
+    for j in range(0, 2 * k, w):
+        idx = range(j, min(j + w, 2 * k))
+        u = [_load_z(p, i if i < k else k + i, 1, "x")[0] for i in idx]
+        if j:
+            p.lsr(c1)
+        for n, i in enumerate(idx):
+            y = _load_z(p, 2 * k + i, 1, "hb")[0]
+            p.emit("adc" if j or n else "add", u[n], y)
+        p.rol(c1)
+        ms = [m_byte(i) for i in idx]
+        for mv in ms:
+            p.eor(mv, t)
+        if j:
+            p.lsr(c2)
+        else:
+            p.cp(zero, t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
+        for n in range(len(idx)):
+            p.adc(u[n], ms[n])
+        p.rol(c2)
+        _store_z(p, k + j, u, "r")
+    p.phase("top bytes: Hbar_hi + (d, f)")
+    p.add(c1, c2)
+    p.add(c1, t, comment="d = carries + sign extension")
+    p.adc(t, zero, comment="f = sign of d")
+    top = _load_z(p, 3 * k, k, "hb")
+    emit_ripple(p, top, c1, t)
+    _store_z(p, 3 * k, top, "r")
+
+
+# --- memory levels -------------------------------------------------------------------------------
+
+PTR_LO = {"X": 26, "Y": 28, "Z": 30}
+ARG_SLOT = {"r": 0, "a": 2, "b": 4}  # where the entry pointers are kept in the frame
+SCRATCH_OFF, SCRATCH = 6, 24  # frame bytes lent to base blocks for spills
+
+
+@dataclass(frozen=True)
+class Loc:
+    """An address: `off` bytes past argument pointer r/a/b, or past the frame base."""
+
+    base: str
+    off: int = 0
+
+    def __add__(self, delta: int) -> Loc:
+        return Loc(self.base, self.off + delta)
+
+
+class Frame:
+    """Stack frame of a multi-level routine: the three entry pointers, then temporaries handed out
+    and returned in stack order."""
+
+    def __init__(self) -> None:
+        self.top = self.size = SCRATCH_OFF + SCRATCH
+
+    def alloc(self, nbytes: int) -> Loc:
+        loc = Loc("frame", self.top)
+        self.top += nbytes
+        self.size = max(self.size, self.top)
+        return loc
+
+    def free(self, loc: Loc) -> None:
+        self.top = loc.off
+
+
+def _add_const(p: Program, lo: int, value: int) -> None:
+    if value == 0:
+        return
+    if value <= 63:
+        p.adiw(lo, value)
+    else:
+        neg = (-value) & 0xFFFF
+        p.subi(lo, neg & 0xFF)
+        p.sbci(lo + 1, neg >> 8)
+
+
+def set_pointers(p: Program, **locs: Loc) -> None:
+    """Point X/Y/Z at the given locations, reading saved argument pointers through Z = SP."""
+    p.in_(30, 0x3D, comment="Z = SP: the frame is at Z+1")
+    p.in_(31, 0x3E)
+    order = [r for r in ("X", "Y") if r in locs] + (["Z"] if "Z" in locs else [])
+    for ptr in order:
+        loc, lo = locs[ptr], PTR_LO[ptr]
+        if loc.base == "frame":
+            if ptr != "Z":
+                p.movw(lo, 30)
+            _add_const(p, lo, 1 + loc.off)
+            continue
+        slot = 1 + ARG_SLOT[loc.base]
+        if ptr == "Z":
+            p.ldd(0, Mem("Z", disp=slot))
+            p.ldd(31, Mem("Z", disp=slot + 1))
+            p.mov(30, 0)
+        else:
+            p.ldd(lo, Mem("Z", disp=slot))
+            p.ldd(lo + 1, Mem("Z", disp=slot + 1))
+        _add_const(p, lo, loc.off)
+
+
+def _run_block(p: Program, vp: VProgram, spill: list[Mem]) -> None:
+    allocate(vp, BASE_POOL, p, spill_slots=spill)
+
+
+def _run_base(p: Program, spill: list[Mem], variant: str, *args, **kw) -> None:
+    """A base block; a branched base whose add/subtract diamond does not fit in the registers
+    falls back to the branch-free add/subtract (still constant time)."""
+    for v in (variant, "branchfree") if variant == "branched" else (variant,):
+        vp = VProgram()
+        emit_base(vp, *args, variant=v, **kw)
+        trial = Program()
+        try:
+            allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=p)
+        except AllocationError:
+            if v == "branchfree":
+                raise
+            continue
+        p.extend(trial)
+        return
+
+
+def _z_slots(lo: int, hi: int) -> list[Mem]:
+    return [Mem("Z", disp=j) for j in range(lo, hi)]
+
+
+def emit_mul_node(
+    p: Program, n: int, levels: int, a: Loc, b: Loc, out: Loc, frame: Frame, variant: str
+) -> None:
+    """out[0..2n) = a[0..n) * b[0..n) with `levels` Karatsuba levels (1 = a base in registers)."""
+    k = n // 2
+    if levels == 1:
+        set_pointers(p, X=b, Y=a, Z=out)
+        _run_base(p, _z_slots((n + 1) // 2, 2 * n), variant, n, Src(), Src(), scratch=SCRATCH)
+        return
+    p.comment(f"=== {8 * n}-bit Karatsuba level ({levels} levels): L = A_l * B_l ===")
+    emit_mul_node(p, k, levels - 1, a, b, out, frame, variant)
+    p.comment(f"=== {8 * n}-bit level: Hbar = A_h * B_h + L_1 ===")
+    if levels == 2:
+        set_pointers(p, X=b + k, Y=a + k, Z=out + k)
+        _run_base(p, _z_slots(k + (k + 1) // 2, 3 * k), variant, k, Src(), Src(),
+                  out_off=k, addend_off=0, scratch=SCRATCH)
+    else:
+        emit_mul_node(p, k, levels - 1, a + k, b + k, out + 2 * k, frame, variant)
+        set_pointers(p, Z=out + k)
+        vp = VProgram()
+        emit_mem_add_l1(vp, k)
+        _run_block(p, vp, [])
+    p.comment(f"=== {8 * n}-bit level: M = |A_l - A_h| * |B_l - B_h|, combine ===")
+    if levels == 2:
+        set_pointers(p, X=b, Y=a, Z=out)
+        _run_base(p, _z_slots(k, 2 * k), variant, k, Src(absdiff=True), Src(absdiff=True),
+                  parent=True, scratch=SCRATCH)
+        return
+    # The M child is a memory level too: |A_l - A_h|, |B_l - B_h| and t go to the frame.
+    diffs = frame.alloc(1 + 2 * k)
+    set_pointers(p, X=b, Y=a, Z=diffs)
+    vp = VProgram()
+    emit_mem_absdiffs(vp, k)
+    _run_block(p, vp, [])
+    prod = frame.alloc(2 * k)
+    emit_mul_node(p, k, levels - 1, diffs + 1, diffs + 1 + k, prod, frame, variant)
+    set_pointers(p, Y=diffs, Z=out)
+    vp = VProgram()
+    emit_mem_combine(vp, k, m_off=prod.off - diffs.off)
+    _run_block(p, vp, [])
+    frame.free(diffs)
+
+
+def emit_mem_add_l1(p: VProgram, k: int, w: int = 8) -> None:
+    """Hbar = H + L_1 in memory: Z points at L_1, H follows at Z+k (2k bytes)."""
+    p.phase(f"Hbar = H + L_1 in memory ({k} bytes, carry rippled through H's top half)")
+    zero = p.v("zero")
+    p.clr(zero)
+    for j in range(0, 2 * k, w):
+        cols = range(j, min(j + w, 2 * k))
+        hs = _load_z(p, k + j, len(cols), "h")
+        for hv, col in zip(hs, cols):
+            lv = _load_z(p, col, 1, "l")[0] if col < k else zero
+            p.emit("adc" if col else "add", hv, lv)
+        _store_z(p, k + j, hs, "h")
+
+
+def emit_mem_absdiffs(p: VProgram, k: int) -> None:
+    """Z[0] = t, Z[1..k] = |A_l - A_h| (A through Y), Z[k+1..2k] = |B_l - B_h| (B through X+)."""
+    p.phase(f"|A_l - A_h|, |B_l - B_h| and t ({k} bytes each) into the frame")
+    zero = p.v("zero")
+    p.clr(zero)
+    x = _load_y(p, 0, range(k), "a")
+    mask_a = emit_abs_diff(p, x, lambda i: _load_y(p, k, range(i, i + 1), "a'")[0], zero)
+    _store_z(p, 1, x, "d")
+    y = _load_x(p, k, "b", 0)
+    mask_b = emit_abs_diff(p, y, lambda i: _load_x(p, 1, "b'", k + i)[0], zero)
+    _store_z(p, 1 + k, y, "d")
+    p.eor(mask_a, mask_b, comment="t")
+    p.std(Mem("Z", disp=0), mask_a)
+
+
+def emit_mem_combine(p: VProgram, k: int, m_off: int) -> None:
+    """The combination with t at Y+0 and M at Y+m_off (2k bytes, in the frame); R through Z."""
+    zero, t = p.v("zero"), p.v("t")
+    p.clr(zero)
+    p.ldd(t, Mem("Y", disp=0), comment="t")
+    p.adiw(28, m_off, comment="Y -> M")
+    emit_combine(p, k, lambda i: _load_y(p, 0, range(i, i + 1), "m")[0], t, zero)
+
+
+# --- the kernel ---------------------------------------------------------------------------------
+
+
+def _level_options(n: int) -> list[int]:
+    opts = []
+    for levels in range(1, 6):
+        m = n >> (levels - 1)
+        if n % (1 << (levels - 1)) or m < 2:
+            break
+        if m <= MAX_BASE and (levels == 1 or m >= 3):
+            opts.append(levels)
+    return opts
+
+
+def karatsuba_mul(spec: Spec) -> Kernel:
+    n = spec.operand_bytes
+    options = _level_options(n)
+    if spec.levels is not None and spec.levels not in options:
+        raise AvrmpError(
+            f"--levels {spec.levels}: {spec.bits}-bit Karatsuba supports levels "
+            f"{', '.join(map(str, options)) or 'none'} (each memory level halves an even size; "
+            f"the base in registers takes 2..{MAX_BASE} bytes)"
+        )
+    if spec.levels is not None:
+        return _build(n, spec.levels, spec.variant)
+    # Default: the fastest structure; straight-line branch-free code has an exact cost model.
+    best = min(options, key=lambda lv: _build(n, lv, "branchfree").body.static_cycles())
+    return _build(n, best, spec.variant)
+
+
+def _build(n: int, levels: int, variant: str) -> Kernel:
+    p = Program()
+    if levels == 1:
+        _run_base(p, _z_slots((n + 1) // 2, 2 * n), variant, n, Src(), Src())
+        return Kernel(p, {"a": 28, "b": 26, "r": 30}, [f"1 level of Karatsuba, base {n} bytes"])
+    frame = Frame()
+    body = Program()
+    emit_mul_node(body, n, levels, Loc("a"), Loc("b"), Loc("r"), frame, variant)
+    size = frame.size
+    p.phase(f"stack frame: entry pointers and {size - 6} bytes of temporaries")
+    p.in_(28, 0x3D)
+    p.in_(29, 0x3E)
+    _add_const(p, 28, (-size) & 0xFFFF if size > 63 else 0) if size > 63 else p.sbiw(28, size)
+    _set_sp_atomic(p)
+    for name, lo in (("r", 24), ("a", 22), ("b", 20)):
+        p.std(Mem("Y", disp=1 + ARG_SLOT[name]), lo, comment=f"save pointer {name}")
+        p.std(Mem("Y", disp=2 + ARG_SLOT[name]), lo + 1)
+    p.extend(body)
+    p.phase("release the stack frame")
+    p.in_(28, 0x3D)
+    p.in_(29, 0x3E)
+    _add_const(p, 28, size)
+    _set_sp_atomic(p)
+    bases = n >> (levels - 1)
+    return Kernel(p, {}, [f"{levels} levels of Karatsuba, base {bases} bytes, frame {size} bytes"])
+
+
+def _set_sp_atomic(p: Program) -> None:
+    """SP = Y, safe against interrupts: the I flag is restored by the OUT to SREG, and the AVR runs
+    one more instruction (the OUT to SPL) before it takes an interrupt."""
+    p.in_(0, 0x3F, comment="SREG")
+    p.cli()
+    p.out(0x3E, 29, comment="SPH")
+    p.out(0x3F, 0, comment="SREG (I flag back)")
+    p.out(0x3D, 28, comment="SPL")
