@@ -29,7 +29,7 @@ MAX_E = 8
 
 
 def _ref(label: str) -> str:
-    return f".L{label}"
+    return label  # the printer adds the .L prefix of local labels
 
 
 def add_const(p: Program, lo: int, delta: int, comment: str = "") -> None:

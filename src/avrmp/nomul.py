@@ -111,12 +111,12 @@ def lower(kernel: Kernel) -> Kernel:
         else:
             out.mov(0, rb, comment=f"{note} (no MUL)")
             out.mov(scratch[1], ra)
-            out.rcall(f".L{sub}")
+            out.rcall(sub)
         for r in reversed(borrowed):
             out.pop(r)
     if not inline:
         end = out.new_label("mul8_end")
-        out.rjmp(f".L{end}")
+        out.rjmp(end)
         out.phase("r1:r0 = s * r0 by shift and add, constant time (no MUL on this core)")
         out.label(sub)
         out.lsr(0)
@@ -156,7 +156,7 @@ def relax_branches(p: Program) -> Program:
         pos, labels, branches = 0, {}, []
         for k, item in enumerate(p.items):
             if isinstance(item, Label):
-                labels[f".L{item.name}"] = pos
+                labels[item.name] = pos
             elif isinstance(item, Instr):
                 if item.mnemonic in _INVERSE:
                     branches.append((k, pos))
@@ -169,7 +169,7 @@ def relax_branches(p: Program) -> Program:
         for k, item in enumerate(p.items):
             if k in far:
                 skip = out.new_label("near")
-                out.emit(_INVERSE[item.mnemonic], f".L{skip}", comment=item.comment)
+                out.emit(_INVERSE[item.mnemonic], skip, comment=item.comment)
                 out.rjmp(item.operands[0])
                 out.label(skip)
             elif isinstance(item, Instr):
