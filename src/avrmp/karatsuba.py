@@ -117,11 +117,16 @@ def emit_ripple(p: VProgram, h: list[V], d: V, f: V) -> None:
         p.emit("add" if i == 0 else "adc", hi, d if i == 0 else f)
 
 
-def _lend_scratch(p: VProgram, scratch: int) -> None:
-    p.comment("Y is free now: point it at the frame's scratch bytes for spills")
-    p.in_(28, 0x3D)
-    p.in_(29, 0x3E)
-    p.lend(Mem("Y", disp=1 + SCRATCH_OFF + i) for i in range(scratch))
+def _free_y(p: VProgram, scratch: int) -> None:
+    """The operands are loaded: Y either points at the frame's scratch bytes (for spills) or
+    joins the register pool."""
+    if scratch:
+        p.comment("Y is free now: point it at the frame's scratch bytes for spills")
+        p.in_(28, 0x3D)
+        p.in_(29, 0x3E)
+        p.lend(Mem("Y", disp=1 + SCRATCH_OFF + i) for i in range(scratch))
+    else:
+        p.release(28, 29)
 
 
 def emit_base(
@@ -158,8 +163,10 @@ def emit_base(
     if a.absdiff and b.absdiff:
         p.eor(mask_a, mask_b, comment="the parent's t")
         parent_t = mask_a
-    if scratch and a.absdiff:
-        _lend_scratch(p, scratch)
+    if b.absdiff:
+        p.release(26, 27)
+    if a.absdiff:
+        _free_y(p, scratch)
     a_lo = a_all[:k] if a.absdiff else _load_y(p, a.off, range(k), "a")
     b_lo = b_all[:k] if b.absdiff else _load_x(p, k, "b", 0)
 
@@ -182,8 +189,10 @@ def emit_base(
 
     a_hi = a_all[k:] if a.absdiff else _load_y(p, a.off, range(k, m), "a")
     b_hi = b_all[k:] if b.absdiff else _load_x(p, h, "b", k)
-    if scratch and not a.absdiff:
-        _lend_scratch(p, scratch)
+    if not b.absdiff:
+        p.release(26, 27)
+    if not a.absdiff:
+        _free_y(p, scratch)
     p.phase("|A_l - A_h|, |B_l - B_h|, t")
     mask_al = emit_abs_diff(p, a_lo, a_hi, zero)
     mask_bl = emit_abs_diff(p, b_lo, b_hi, zero)
@@ -348,18 +357,30 @@ def _run_block(p: Program, vp: VProgram, spill: list[Mem]) -> None:
 def _run_base(p: Program, spill: list[Mem], variant: str, *args, **kw) -> None:
     """A base block; a branched base whose add/subtract diamond does not fit in the registers
     falls back to the branch-free add/subtract (still constant time)."""
+    best = None
+    scratch = kw.pop("scratch", 0)
     for v in (variant, "branchfree") if variant == "branched" else (variant,):
-        vp = VProgram()
-        emit_base(vp, *args, variant=v, **kw)
-        trial = Program()
-        try:
-            allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=p)
-        except AllocationError:
-            if v == "branchfree":
-                raise
-            continue
-        p.extend(trial)
-        return
+        for s in {scratch, 0}:
+            vp = VProgram()
+            emit_base(vp, *args, variant=v, scratch=s, **kw)
+            trial = Program()
+            try:
+                allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=p)
+            except AllocationError:
+                continue
+            cost = _nominal_cycles(trial)
+            if best is None or cost < best[0]:
+                best = (cost, trial)
+        if best is not None:
+            break
+    if best is None:
+        raise AllocationError("no register allocation found for the base block")
+    p.extend(best[1])
+
+
+def _nominal_cycles(p: Program) -> int:
+    """Cycles along the straight path (a NOP-balanced branch costs the same either way)."""
+    return sum(i.cycles() or 1 for i in p.instructions)
 
 
 def _z_slots(lo: int, hi: int) -> list[Mem]:

@@ -76,7 +76,7 @@ class VProgram:
     """Like Program, but register operands may be virtual registers."""
 
     def __init__(self) -> None:
-        self.items: list[VInstr | Label | Comment | Lend] = []
+        self.items: list[VInstr | Label | Comment | Lend | Release] = []
         self._count = 0
         self._labels = 0
 
@@ -118,12 +118,22 @@ class VProgram:
     def lend(self, slots) -> None:
         self.items.append(Lend(tuple(slots)))
 
+    def release(self, *regs: int) -> None:
+        self.items.append(Release(tuple(regs)))
+
 
 @dataclass(frozen=True)
 class Lend:
     """From here on the allocator may spill into these memory bytes (until the code stores there)."""
 
     slots: tuple[Mem, ...]
+
+
+@dataclass(frozen=True)
+class Release:
+    """From here on these physical registers (a pointer no longer needed) join the pool."""
+
+    regs: tuple[int, ...]
 
 
 class AllocationError(Exception):
@@ -266,6 +276,15 @@ def allocate(
             continue
         if isinstance(it, Comment):
             out.items.append(it)
+            continue
+        if isinstance(it, Release):
+            for m in list(slot_free_until):  # memory reached through that pointer is gone
+                if set(_PTRS[m.ptr]) & set(it.regs) and m not in slots_in_use:
+                    del slot_free_until[m]
+            for vid, mem in list(st.clean.items()):
+                if set(_PTRS[mem.ptr]) & set(it.regs):
+                    del st.clean[vid]
+            free.extend(r for r in it.regs if r not in free and r not in st.holder)
             continue
         if isinstance(it, Lend):
             for m in it.slots:
