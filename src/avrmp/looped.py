@@ -320,7 +320,7 @@ def operand_caching_mul_looped(spec: Spec) -> Kernel:
     rowtop = p.new_label("row")
     p.label(rowtop)
     for i in range(e):
-        p.ld(ra[i], Y_INC, comment="a[row+%d]" % i)
+        p.ld(ra[i], Y_INC, comment=f"a[row+{i}]")
     p.label(body)
     for i in range(2, e + 1):
         p.clr(w[i], comment="b[<0] = 0" if i == 2 else "")
