@@ -45,7 +45,7 @@ X_INC, Y_DEC, Z_INC = Mem("X", "+"), Mem("Y", "-"), Mem("Z", "+")
 
 
 def _lbl(name: str) -> str:
-    return f".L{name}"
+    return name  # the printer adds the .L prefix of local labels
 
 
 def _long_brne(p: Program, target: str) -> None:
