@@ -34,6 +34,9 @@ class Comment:
 
 Item = Union[Instr, Label, Comment]
 
+# static_cycles gives up on code that runs longer than this (an unconditional loop).
+_MAX_STATIC_STEPS = 10_000_000
+
 # Python keywords and builtins that are also mnemonics get a trailing underscore: p.and_, p.or_, p.in_.
 _ALIASES = {"and_": "and", "or_": "or", "in_": "in"}
 
@@ -110,13 +113,34 @@ class Program:
         return sum(i.size for i in self.instructions)
 
     def static_cycles(self, core: str = "avre+") -> int | None:
-        """Cycles of straight-line code; None if the program branches (then only simulation knows)."""
-        total = 0
-        for ins in self.instructions:
-            c = ins.cycles(core)
-            if c is None:
+        """Cycles of code whose path does not depend on data: straight-line code, including
+        unconditional jumps and subroutine calls inside the program, followed as the core executes
+        them (a subroutine costs once per call).  None if the program has a conditional branch or
+        skip, or leaves the program (then only simulation knows)."""
+        items = self.items
+        where = {item.name: k for k, item in enumerate(items) if isinstance(item, Label)}
+        total, k, returns, executed = 0, 0, [], 0
+        while k < len(items):
+            item = items[k]
+            k += 1
+            if not isinstance(item, Instr):
+                continue
+            c = item.cycles(core)
+            executed += 1
+            if c is None or executed > _MAX_STATIC_STEPS:
                 return None
             total += c
+            if item.mnemonic in ("rjmp", "jmp", "rcall", "call"):
+                target = where.get(item.operands[0])
+                if target is None:
+                    return None
+                if item.mnemonic in ("rcall", "call"):
+                    returns.append(k)
+                k = target
+            elif item.mnemonic == "ret":
+                if not returns:
+                    return total  # returns from the function itself
+                k = returns.pop()
         return total
 
     def class_counts(self) -> Counter[str]:
