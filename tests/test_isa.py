@@ -203,6 +203,28 @@ def test_branches_have_no_static_cost() -> None:
     assert p.size == 4
 
 
+def test_static_cycles_follow_calls_and_jumps() -> None:
+    """A shared subroutine (the no-MUL lowering's) costs once per call, skipped code not at all."""
+    p = Program()
+    p.rcall("sub")  # 3
+    p.rcall("sub")  # 3
+    p.rjmp("end")  # 2
+    p.label("sub")
+    p.nop()  # 1 per call
+    p.mul(2, 3)  # 2 per call
+    p.ret()  # 4 per call
+    p.label("end")
+    p.add(2, 3)  # 1
+    assert p.static_cycles() == 3 + 3 + 2 + 2 * (1 + 2 + 4) + 1
+    loop = Program()
+    loop.label("top")
+    loop.rjmp("top")
+    assert loop.static_cycles() is None
+    outside = Program()
+    outside.rcall("elsewhere")
+    assert outside.static_cycles() is None
+
+
 def test_program_metrics() -> None:
     p = Program()
     p.push(2)
