@@ -69,7 +69,7 @@ class Algorithm:
 
 def _registry() -> dict[str, Algorithm]:
     from . import addsub, hybrid, looped, operand_caching, schoolbook
-    from . import karatsuba, rps
+    from . import karatsuba, karatsuba_large, karatsuba_sqr, rps
 
     algos = [
         Algorithm(
@@ -133,9 +133,10 @@ def _registry() -> dict[str, Algorithm]:
         Algorithm(
             "karatsuba",
             "subtractive refined Karatsuba: memory levels over a 1-level base in registers",
-            {"mul": karatsuba.karatsuba_mul},
+            {"mul": karatsuba_large.karatsuba_mul_any, "sqr": karatsuba_sqr.karatsuba_sqr},
             min_bytes=2,
-            params="--levels L (default: fastest for the size)",
+            params="--levels L (default: fastest for the size; above 256 bits, the number of "
+            "memory levels called as subroutines over a fixed-size leaf)",
             variants=("branchfree", "branched"),
             accepts=("levels",),
         ),

@@ -336,3 +336,126 @@ def emit_product(p, a: Sequence, b: Sequence, zero, addend: Sequence = ()) -> li
         out.append(acc.regs[0])
         acc.shift_out(p.v("c"))
     return out
+
+
+def emit_square(p, a: Sequence, zero, addend: Sequence = ()) -> list:
+    """a^2 (plus a short addend at the low end) for a register-resident byte string, into fresh
+    registers; returns exactly as many result bytes as the value can need (emit_product's contract).
+
+    Each cross product a_i a_j (i < j) is computed once: product scanning accumulates
+    S = sum_{i<j} a_i a_j 256^(i+j) with ordinary carries, and the result 2S + D (+ E), where
+    D = sum a_i^2 256^(2i), is formed two bytes at a time by two carry chains (the doubling, a ROL
+    chain, and the addition of a_i^2) whose carries are parked in registers (LSR restores, ROL
+    saves) across the MULs.  The addend E gets a third chain; once its bytes run out, its last carry
+    is folded into the next a_i^2 (which leaves room for it: a_i^2 + 1 < 2^16).  Straight-line."""
+    n = len(a)
+    bound = ((1 << (8 * n)) - 1) ** 2 + ((1 << (8 * len(addend))) - 1)
+    nres = (bound.bit_length() + 7) // 8
+    acc = Accumulator(p, [p.v("c"), p.v("c"), p.v("c")], zero)
+
+    def s_byte(k: int):
+        """Column k of S (None when it is provably zero)."""
+        for i in range(max(0, k - n + 1), (k + 1) // 2):
+            j = k - i
+            if j > i:
+                p.mul(a[i], a[j], comment=f"{a[i].name}*{a[j].name}")
+                acc.add_product()
+        if acc.bound == 0:
+            acc.shift_out(p.v("c"))
+            return None
+        acc.ensure(0)
+        byte = acc.regs[0]
+        acc.shift_out(p.v("c"))
+        return byte
+
+    def mat(x):
+        if x is None:
+            x = p.v("x")
+            p.clr(x)
+        return x
+
+    out: list = []
+    cs = cd = ce = None  # parked carries of the three chains (None: no carry pending)
+    npairs = (nres + 1) // 2
+    for i in range(npairs):
+        x = [s_byte(2 * i), s_byte(2 * i + 1)]
+        last = i + 1 == npairs
+        # 2S: x <<= 1 with the bit shifted out of the previous pair.
+        if cs is not None:
+            p.lsr(cs)
+            x = [mat(v) for v in x]
+            p.rol(x[0])
+            p.rol(x[1])
+        elif x[0] is not None:
+            x[1] = mat(x[1])
+            p.lsl(x[0], comment="2S")
+            p.rol(x[1])
+        elif x[1] is not None:
+            p.lsl(x[1], comment="2S")
+        if not last and any(v is not None for v in x):
+            if cs is None:
+                cs = p.v("cs")
+                p.clr(cs)
+            p.rol(cs)
+        # + a_i^2
+        if i < n:
+            p.mul(a[i], a[i], comment=f"{a[i].name}^2")
+            if ce is not None and 2 * i >= len(addend):
+                p.add(0, ce, comment="fold the addend's carry into a_i^2")
+                p.adc(1, zero)
+                ce = None
+            carry = True
+            if cd is not None:
+                p.lsr(cd)
+                x = [mat(v) for v in x]
+                p.adc(x[0], 0)
+                p.adc(x[1], 1)
+            elif x[0] is None and x[1] is None:
+                x = [p.v("x"), p.v("x")]
+                p.copy_pair(x[0], x[1], 0, 1)
+                carry = False
+            elif x[0] is None:
+                x[0] = p.v("x")
+                p.mov(x[0], 0)
+                p.add(x[1], 1)
+            else:
+                x[1] = mat(x[1])
+                p.add(x[0], 0)
+                p.adc(x[1], 1)
+            if not last and carry:
+                if cd is None:
+                    cd = p.v("cd")
+                    p.clr(cd)
+                p.rol(cd)
+        elif cd is not None:
+            p.lsr(cd)
+            x = [mat(v) for v in x]
+            p.adc(x[0], zero)
+            p.adc(x[1], zero)
+            if not last:
+                p.rol(cd)
+        # + E (the addend), then its carry ripples until it can be folded into an a_i^2.
+        e = [addend[j] if j < len(addend) else None for j in (2 * i, 2 * i + 1)]
+        if ce is not None or e[0] is not None or e[1] is not None:
+            first = ce is None
+            if ce is not None:
+                p.lsr(ce)
+            for t in range(2):
+                if t + 2 * i >= nres:
+                    break
+                if first and e[t] is None:
+                    continue
+                x[t] = mat(x[t])
+                p.emit("add" if first else "adc", x[t], zero if e[t] is None else e[t],
+                       comment="+ addend" if e[t] is not None else "")
+                first = False
+            if not last:
+                if ce is None:
+                    ce = p.v("ce")
+                    p.clr(ce)
+                p.rol(ce)
+        for t in range(2):
+            if 2 * i + t < nres:
+                out.append(mat(x[t]))
+    assert acc.bound == 0
+    return out

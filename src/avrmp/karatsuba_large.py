@@ -1,0 +1,472 @@
+"""Karatsubarized large operands (384 to 2048 bits): Karatsuba memory levels over the best fixed-size
+Karatsuba routine, each distinct size emitted once as a local subroutine.
+
+A routine for n bytes (n > 32) is a chain of subroutines: the memory level for n calls the one for
+n/2 three times (L, H, M), down to a *leaf*, the fixed-size routine of `karatsuba` (multiplication)
+or `karatsuba_sqr` (squaring) for n / 2^levels bytes.  Flash therefore grows with the number of
+levels, not with 3^levels.  Calls do not depend on data: the code stays constant-time (identical
+cycles and PC/address traces for every input).
+
+Internal convention: a subroutine takes r in r25:r24, a in r23:r22, b in r21:r20 (as avr-gcc passes
+them) and may clobber every register.  A memory level keeps its three pointers and its temporaries in
+its own stack frame:
+
+    Y+1..6: r, a, b    Y+7: t (multiplication)    then |A_l - A_h| (k), |B_l - B_h| (k), M (2k)
+
+and runs, for k = n/2:  L = call(r, a, b);  H = call(r+2k, a+k, b+k);  Hbar = H + L_1 (in place);
+the absolute differences and t;  M = call(frame);  then the combination
+U = (L_0 | Hbar_lo) + Hbar -/+ M into r[k..3k) and Hbar_hi + carries into r[3k..4k), streaming the
+bytes through X/Y/Z in chunks with the carries parked in registers.  Squaring always subtracts M.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from .abi import _argument_moves
+from .errors import AvrmpError
+from .karatsuba import _set_sp_atomic
+from .kernel import Kernel
+from .program import Label, Mem, Program
+from .spec import Spec
+from .vreg import VProgram, allocate
+
+LEAF_MAX = 32  # fixed-size routines exist up to 32 bytes (256 bits)
+POOL = [*range(2, 24)]  # r24:r25 and r0:r1 hold parked pointers in the memory passes
+FRAME_PTRS = 6
+
+
+def is_large(n: int) -> bool:
+    return n > LEAF_MAX
+
+
+class CallProgram(Program):
+    """A Program with local subroutines: the cost model follows CALL/RCALL, RET and JMP/RJMP (all
+    unconditional), so the static cycle count is still exact."""
+
+    def static_cycles(self, core: str = "avre+") -> int | None:
+        items = self.items
+        where = {it.name: i for i, it in enumerate(items) if isinstance(it, Label)}
+        memo: dict[int, int | None] = {}
+
+        def run(start: int, depth: int) -> int | None:
+            if start in memo:
+                return memo[start]
+            total, i = 0, start
+            while i < len(items):
+                it = items[i]
+                i += 1
+                if isinstance(it, Label) or not hasattr(it, "mnemonic"):
+                    continue
+                c = it.cycles(core)
+                if c is None or depth > 20:
+                    return None
+                total += c
+                m = it.mnemonic
+                if m in ("call", "rcall"):
+                    sub = run(where[it.operands[0]], depth + 1)
+                    if sub is None:
+                        return None
+                    total += sub
+                elif m in ("jmp", "rjmp"):
+                    i = where[it.operands[0]]
+                elif m == "ret":
+                    break
+            memo[start] = total
+            return total
+
+        return run(0, 0)
+
+
+def _ptr_to(p: Program, lo: int, base_slot: int, off: int) -> None:
+    """r[lo+1]:r[lo] = (pointer saved at Z+base_slot) + off, Z = SP."""
+    p.ldd(lo, Mem("Z", disp=base_slot))
+    p.ldd(lo + 1, Mem("Z", disp=base_slot + 1))
+    _add(p, lo, off)
+
+
+def _add(p: Program, lo: int, value: int) -> None:
+    value &= 0xFFFF
+    if not value:
+        return
+    if lo in (24, 26, 28, 30) and value <= 63:
+        p.adiw(lo, value)
+    elif lo >= 16:
+        neg = (-value) & 0xFFFF
+        p.subi(lo, neg & 0xFF)
+        p.sbci(lo + 1, neg >> 8)
+    else:
+        raise AssertionError("pointer arithmetic needs r16..r31")
+
+
+def _frame_ptr(p: Program, lo: int, off: int) -> None:
+    """r[lo+1]:r[lo] = SP + 1 + off (Z must hold SP)."""
+    p.movw(lo, 30)
+    _add(p, lo, 1 + off)
+
+
+def _sp_to_z(p: Program) -> None:
+    p.in_(30, 0x3D, comment="Z = SP: the frame is at Z+1")
+    p.in_(31, 0x3E)
+
+
+def _call(p: Program, label: str, far: bool) -> None:
+    (p.call if far else p.rcall)(label)
+
+
+# --- memory passes (straight-line, over virtual registers) -----------------------------------------
+
+
+def _pass_hbar(k: int, w: int = 8) -> VProgram:
+    """Hbar = H + L_1: X streams L_1 (k bytes), Z walks H (2k bytes) read and written in chunks."""
+    p = VProgram()
+    p.phase(f"Hbar = H + L_1 ({k} bytes into {2 * k}, carry parked between chunks)")
+    zero, c = p.v("zero"), p.v("c")
+    p.clr(zero)
+    p.clr(c)
+    for j in range(0, 2 * k, w):
+        cols = range(j, min(j + w, 2 * k))
+        ls = []
+        for col in cols:
+            if col < k:
+                lv = p.v("l")
+                p.ld(lv, Mem("X", "+"), comment=f"L_1[{col}]")
+                ls.append(lv)
+            else:
+                ls.append(zero)
+        hs = []
+        for q, col in enumerate(cols):
+            hv = p.v("h")
+            p.ldd(hv, Mem("Z", disp=q), comment=f"H[{col}]")
+            hs.append(hv)
+        if j:
+            p.lsr(c)
+        for q, col in enumerate(cols):
+            p.emit("adc" if col else "add", hs[q], ls[q])
+        if j + w < 2 * k:
+            p.rol(c)
+        for q, hv in enumerate(hs):
+            p.std(Mem("Z", disp=q), hv)
+        if j + w < 2 * k:
+            p.adiw(30, len(cols))
+    return p
+
+
+def emit_sub_absdiff(p: VProgram, k: int, name: str, w: int = 8) -> object:
+    """X -> S_l, Y -> S_h, Z -> D (k bytes each).  D = S_l - S_h (Z advanced by k), then D is
+    conditionally negated walking back down with -Z.  Returns the mask V (0xFF when S_l < S_h)."""
+    zero, c = p.v("zero"), p.v("c")
+    p.clr(zero)
+    p.clr(c)
+    p.phase(f"D = {name}_l - {name}_h ({k} bytes)")
+    for j in range(0, k, w):
+        cols = range(j, min(j + w, k))
+        xs = []
+        for col in cols:
+            v = p.v("x")
+            p.ld(v, Mem("X", "+"), comment=f"{name}[{col}]")
+            xs.append(v)
+        if j:
+            p.lsr(c)
+        for q, col in enumerate(cols):
+            y = p.v("y")
+            p.ld(y, Mem("Y", "+"), comment=f"{name}[{k + col}]")
+            p.emit("sbc" if col else "sub", xs[q], y)
+        p.rol(c)
+        for v in xs:
+            p.st(Mem("Z", "+"), v)
+    mask = p.v("mask")
+    p.clr(mask)
+    p.sub(mask, c, comment="mask = 0xFF when the subtraction borrowed")
+    p.phase(f"D = (D xor mask) - mask, walking back ({k} bytes)")
+    c2 = p.v("c2")
+    p.clr(c2)
+    # Top-down is wrong for a borrow chain: go bottom-up again with the pointer moved back.
+    _add(p, 30, -k)
+    for j in range(0, k, w):
+        cols = range(j, min(j + w, k))
+        ds = []
+        for q in range(len(cols)):
+            v = p.v("d")
+            p.ldd(v, Mem("Z", disp=q))
+            p.eor(v, mask)
+            ds.append(v)
+        if j:
+            p.lsr(c2)
+        for q, col in enumerate(cols):
+            p.emit("sbc" if col else "sub", ds[q], mask)
+        if j + w < k:
+            p.rol(c2)
+        for q, v in enumerate(ds):
+            p.std(Mem("Z", disp=q), v)
+        if j + w < k:
+            p.adiw(30, len(cols))
+    return mask
+
+
+def _pass_combine(k: int, subtract_only: bool, w: int = 8) -> VProgram:
+    """U = (L_0 | Hbar_lo) + Hbar -/+ M over 2k bytes, then Hbar_hi + (d, f).
+
+    Y walks r+k (U is written there; in the upper half the bytes read there are Hbar_lo), Z walks
+    Hbar (r+2k), X reads M; in the lower half X is time-shared with the L_0 stream: the two pointers
+    are parked in r1:r0 (M) and r25:r24 (L_0).
+    
+    On entry X points at M (multiplication: at t, the byte before M), Y at r+k, Z at r+2k and
+    r25:r24 at r."""
+    p = VProgram()
+    zero, c1, c2 = p.v("zero"), p.v("c1"), p.v("c2")
+    p.clr(zero)
+    p.clr(c1)
+    p.clr(c2)
+    t = None
+    if not subtract_only:
+        t = p.v("t")
+        p.ld(t, Mem("X", "+"), comment="t")
+        p.com(t, comment="t = 0xFF now means: subtract M")
+    p.movw(0, 26, comment="park the M pointer in r1:r0")
+    p.phase(f"U = (L_0 | Hbar_lo) + Hbar {'-' if subtract_only else '-/+'} M, {2 * k} bytes")
+    for j in range(0, 2 * k, w):
+        cols = range(j, min(j + w, 2 * k))
+        if j < k:
+            p.movw(26, 24, comment="X -> L_0")
+            xs = []
+            for col in cols:
+                v = p.v("x")
+                p.ld(v, Mem("X", "+"), comment=f"L_0[{col}]")
+                xs.append(v)
+            p.movw(24, 26)
+            p.movw(26, 0, comment="X -> M")
+        else:
+            xs = []
+            for q, col in enumerate(cols):
+                v = p.v("x")
+                p.ldd(v, Mem("Y", disp=q), comment=f"Hbar_lo[{col - k}]")
+                xs.append(v)
+        if j:
+            p.lsr(c1)
+        for q, col in enumerate(cols):
+            hv = p.v("hb")
+            p.ldd(hv, Mem("Z", disp=q), comment=f"Hbar[{col}]")
+            p.emit("adc" if col else "add", xs[q], hv)
+        p.rol(c1)
+        ms = []
+        for col in cols:
+            v = p.v("m")
+            p.ld(v, Mem("X", "+"), comment=f"M[{col}]")
+            if t is not None:
+                p.eor(v, t)
+            ms.append(v)
+        if j < k:
+            p.movw(0, 26)
+        if j:
+            p.lsr(c2)
+        elif t is not None:
+            p.cp(zero, t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
+        for q, col in enumerate(cols):
+            if t is not None:
+                p.adc(xs[q], ms[q])
+            else:
+                p.emit("sbc" if col else "sub", xs[q], ms[q])
+        p.rol(c2)
+        for q, v in enumerate(xs):
+            p.std(Mem("Y", disp=q), v, comment=f"U[{j + q}]")
+        p.adiw(28, len(cols))
+        p.adiw(30, len(cols))
+    p.phase(f"top bytes: Hbar_hi + (d, f) ({k} bytes)")
+    f = p.v("f")
+    if t is None:
+        p.sub(c1, c2, comment="d = carry - borrow")
+        p.sbc(f, f, comment="f = sign of d")
+    else:
+        p.add(c1, c2)
+        p.add(c1, t, comment="d = carries + sign extension")
+        p.mov(f, zero)
+        p.adc(f, t, comment="f = sign of d")
+    c3 = p.v("c3")
+    p.clr(c3)
+    for j in range(0, k, w):
+        cols = range(j, min(j + w, k))
+        hs = []
+        for q in range(len(cols)):
+            v = p.v("h")
+            p.ldd(v, Mem("Z", disp=q))
+            hs.append(v)
+        if j:
+            p.lsr(c3)
+        for q, col in enumerate(cols):
+            p.emit("adc" if col else "add", hs[q], c1 if col == 0 else f)
+        if j + w < k:
+            p.rol(c3)
+        for q, v in enumerate(hs):
+            p.std(Mem("Z", disp=q), v)
+        if j + w < k:
+            p.adiw(30, len(cols))
+    return p
+
+
+# --- the routine -----------------------------------------------------------------------------------
+
+
+def _layout(n: int, op: str) -> dict[str, int]:
+    """Frame offsets (from SP + 1) of a memory level for n bytes."""
+    k = n // 2
+    lay = {"da": FRAME_PTRS}
+    if op == "mul":
+        lay["db"] = FRAME_PTRS + k
+        lay["t"] = FRAME_PTRS + 2 * k
+        lay["m"] = lay["t"] + 1
+    else:
+        lay["m"] = FRAME_PTRS + k
+    lay["size"] = lay["m"] + 2 * k
+    return lay
+
+
+def _run(p: Program, vp: VProgram) -> None:
+    allocate(vp, POOL, p)
+
+
+def emit_level(p: Program, n: int, op: str, child: str, far: bool) -> int:
+    """The memory level for n bytes as a subroutine body (label already placed); returns its frame
+    size."""
+    from .karatsuba import Loc, set_pointers
+
+    k = n // 2
+    lay = _layout(n, op)
+    size = lay["size"]
+    mul = op == "mul"
+    p.phase(f"{8 * n}-bit Karatsuba level: frame of {size} bytes (pointers, differences, M)")
+    p.in_(28, 0x3D)
+    p.in_(29, 0x3E)
+    _add(p, 28, -size)
+    _set_sp_atomic(p)
+    names = ("r", "a", "b") if mul else ("r", "a")
+    for i, (name, lo) in enumerate(zip(names, (24, 22, 20))):
+        p.std(Mem("Y", disp=1 + 2 * i), lo, comment=f"save pointer {name}")
+        p.std(Mem("Y", disp=2 + 2 * i), lo + 1)
+    p.comment(f"=== L = A_l {'* B_l' if mul else '^2'} ({8 * k} bits) ===")
+    _call(p, child, far)
+    p.comment(f"=== H = A_h {'* B_h' if mul else '^2'} ===")
+    _sp_to_z(p)
+    _ptr_to(p, 24, 1, 2 * k)
+    _ptr_to(p, 22, 3, k)
+    if mul:
+        _ptr_to(p, 20, 5, k)
+    _call(p, child, far)
+    set_pointers(p, X=Loc("r", k), Z=Loc("r", 2 * k))
+    _run(p, _pass_hbar(k))
+    vp = VProgram()
+    set_pointers(vp, X=Loc("a"), Y=Loc("a", k), Z=Loc("frame", lay["da"]))
+    mask = emit_sub_absdiff(vp, k, "A")
+    if mul:
+        set_pointers(vp, X=Loc("b"), Y=Loc("b", k), Z=Loc("frame", lay["db"]))
+        mask_b = emit_sub_absdiff(vp, k, "B")
+        vp.eor(mask, mask_b, comment="t = sign(A_l - A_h) xor sign(B_l - B_h)")
+        vp.st(Mem("Z", "+"), mask, comment="t, just below M")
+    _run(p, vp)
+    p.comment(f"=== M = |A_l - A_h|{' * |B_l - B_h|' if mul else '^2'} into the frame ===")
+    _sp_to_z(p)
+    _frame_ptr(p, 24, lay["m"])
+    _frame_ptr(p, 22, lay["da"])
+    if mul:
+        _frame_ptr(p, 20, lay["db"])
+    _call(p, child, far)
+    _sp_to_z(p)
+    p.ldd(24, Mem("Z", disp=1))
+    p.ldd(25, Mem("Z", disp=2))
+    set_pointers(p, X=Loc("frame", lay["t"] if mul else lay["m"]), Y=Loc("r", k),
+                 Z=Loc("r", 2 * k))
+    _run(p, _pass_combine(k, subtract_only=not mul))
+    p.phase("release the frame")
+    p.in_(28, 0x3D)
+    p.in_(29, 0x3E)
+    _add(p, 28, size)
+    _set_sp_atomic(p)
+    p.ret()
+    return size
+
+
+@lru_cache(maxsize=None)
+def leaf_kernel(op: str, nbytes: int, variant: str) -> Kernel:
+    if op == "mul":
+        from .karatsuba import karatsuba_mul
+
+        return karatsuba_mul(Spec("mul", 8 * nbytes, "karatsuba", variant=variant))
+    from .karatsuba_sqr import build_fixed, best_fixed
+
+    return build_fixed(nbytes, *best_fixed(nbytes))
+
+
+def level_options(n: int) -> list[int]:
+    out = []
+    for levels in range(1, 8):
+        if n % (1 << levels):
+            break
+        leaf = n >> levels
+        if leaf < 8:
+            break
+        if leaf <= LEAF_MAX:
+            out.append(levels)
+    return out
+
+
+def build(n: int, op: str, levels: int, variant: str, far: bool | None = None) -> Kernel:
+    leaf = n >> levels
+    kern = leaf_kernel(op, leaf, variant)
+    if far is None:
+        trial = build(n, op, levels, variant, far=True)
+        far = trial.body.size > 3800
+        if far:
+            return trial
+    p = CallProgram()
+    label = {m: f"kl_{op}{8 * m}" for m in (n >> i for i in range(levels + 1))}
+    _call(p, label[n], far)
+    (p.jmp if far else p.rjmp)("kl_done")
+    stack = 0
+    for i in range(levels):
+        m = n >> i
+        p.label(label[m])
+        stack += emit_level(p, m, op, label[m // 2], far) + 2
+    p.label(label[leaf])
+    p.comment(f"=== leaf: {8 * leaf}-bit fixed-size Karatsuba {op} ===")
+    _argument_moves(p, kern.args)
+    p.extend(kern.body)
+    p.ret()
+    p.label("kl_done")
+    notes = [
+        f"{levels} Karatsuba memory level{'s' if levels > 1 else ''} as subroutines over a "
+        f"{8 * leaf}-bit leaf (each size emitted once, called for L, H and M); "
+        f"level frames {stack - 2 * levels} bytes in total",
+        *(f"leaf: {note}" for note in kern.notes),
+    ]
+    return Kernel(p, {}, notes)
+
+
+def large_kernel(spec: Spec) -> Kernel:
+    n = spec.operand_bytes
+    options = level_options(n)
+    if not options:
+        raise AvrmpError(
+            f"--bits {spec.bits}: large Karatsuba needs a size that halves evenly down to a "
+            f"64..256-bit leaf (for example 384, 512, 768, 1024, 1536, 2048 bits)"
+        )
+    if spec.levels is not None:
+        if spec.levels not in options:
+            raise AvrmpError(
+                f"--levels {spec.levels}: above 256 bits --levels counts the memory levels (called "
+                f"subroutines) over the fixed-size leaf; {spec.bits} bits allows "
+                f"{', '.join(map(str, options))}"
+            )
+        return build(n, spec.op, spec.levels, spec.variant)
+    op = spec.op
+    best = min(options, key=lambda lv: build(n, op, lv, "branchfree").body.static_cycles())
+    return build(n, op, best, spec.variant)
+
+
+def karatsuba_mul_any(spec: Spec) -> Kernel:
+    """`--algo karatsuba` multiplication: the fixed-size routine up to 256 bits, memory levels over
+    it above."""
+    if is_large(spec.operand_bytes):
+        return large_kernel(spec)
+    from .karatsuba import karatsuba_mul
+
+    return karatsuba_mul(spec)

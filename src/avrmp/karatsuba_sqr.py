@@ -1,0 +1,321 @@
+"""Karatsuba squaring for fixed sizes (multiplication's structure, one operand).
+
+With k = ceil(m/2) and A = A_l + 2^8k A_h:
+
+    L = A_l^2,  H = A_h^2,  M = |A_l - A_h|^2  (always subtracted: (A_l - A_h)^2 >= 0)
+    A^2 = L_0 + 2^8k U + 2^24k Hbar_hi,   Hbar = H + L_1,   U = (L_0 | Hbar_lo) + Hbar - M
+
+so squaring needs no t, no conditional negation of M and only one absolute difference (whose sign
+is thrown away).  Every block is straight-line code: branch-free by construction.
+
+* The **base** is one Karatsuba level in (virtual) registers, each of its three half-size squares
+  by product-scanning squaring (`blocks.emit_square`: each cross product once, doubled); for small
+  sizes a plain in-register square (no Karatsuba level) may be faster, and the cost model picks.
+  A comes through Y (LDD), the result goes out through Z (STD); X is not used.
+* A **memory level** splits an even n into an L child, an H child that adds L_1 into its square
+  (Hbar, fused when the child is a base) and an M child that squares |A_l - A_h|.  When the M child
+  is a base it computes the difference in registers and finishes the parent's combination itself;
+  otherwise the difference and M go to the stack frame and a memory pass combines.
+* Sizes of 48 bytes and more (384 bits up) are built by `karatsuba_large` from the fixed sizes.
+"""
+
+from __future__ import annotations
+
+from .blocks import emit_abs_diff, emit_add_chain, emit_square
+from .errors import AvrmpError
+from .karatsuba import (
+    ARG_SLOT, BASE_POOL, Frame, Loc, SCRATCH, _add_const, _free_y, _load_y, _load_z,
+    _set_sp_atomic, _store_z, _z_slots, emit_ripple, set_pointers,
+)
+from .kernel import Kernel
+from .program import Mem, Program
+from .spec import Spec
+from .vreg import AllocationError, VProgram, allocate
+
+MAX_SQR_BASE = 20  # the largest base (bytes) tried: one operand leaves room for bigger bases
+PLAIN_MAX = 12  # the largest size tried as a plain in-register square (no Karatsuba level)
+
+
+def emit_sqr_base(
+    p: VProgram,
+    m: int,
+    src_off: int = 0,
+    out_off: int = 0,
+    addend_off: int | None = None,
+    parent: bool = False,
+    absdiff: bool = False,
+    scratch: int = 0,
+    plain: bool = False,
+) -> None:
+    """A square in registers for m-byte operands, A through Y from src_off.
+
+    plain: no Karatsuba level (one product-scanning square).  absdiff: the operand is
+    |A[0..m) - A[m..2m)| (the parent's M).  addend_off: add the m bytes at Z+addend_off (the parent's
+    L_1, refined Karatsuba); the result is stored at Z+out_off.  parent: finish the parent's
+    combination instead of storing (this is the parent's M; the parent's k is m, R at Z+0)."""
+    p.release(26, 27)  # X is not used: one operand comes through Y
+    zero = p.v("zero")
+    p.clr(zero)
+    p.phase(f"operand ({m} bytes)")
+    if absdiff:
+        a_all = _load_y(p, src_off, range(m), "a")
+        emit_abs_diff(p, a_all, lambda i: _load_y(p, src_off + m, range(i, i + 1), "a'")[0], zero)
+        _free_y(p, scratch)
+    if plain:
+        a = a_all if absdiff else _load_y(p, src_off, range(m), "a")
+        if not absdiff:
+            _free_y(p, scratch)
+        e = _load_z(p, addend_off, m, "e") if addend_off is not None else ()
+        p.phase(f"A^2 ({m} bytes, product-scanning squaring)")
+        sq = emit_square(p, a, zero, addend=e)
+        if parent:
+            emit_sqr_combine(p, m, lambda i: sq[i], zero)
+        else:
+            _store_z(p, out_off, sq[: 2 * m], "r")
+        return
+    k = (m + 1) // 2
+    h = m - k
+    a_lo = a_all[:k] if absdiff else _load_y(p, src_off, range(k), "a")
+    p.phase(f"L = A_l^2 ({k} bytes)")
+    L = emit_square(p, a_lo, zero)
+    assert len(L) == 2 * k
+    carry_e = None
+    if addend_off is not None:
+        p.phase("R_0 = L_0 + E_0 (the parent's addend)")
+        e0 = _load_z(p, addend_off, k, "e")
+        emit_add_chain(p, e0, L[:k], zero)
+        carry_e = p.v("ce")
+        p.clr(carry_e)
+        p.rol(carry_e)
+        if not parent:
+            _store_z(p, out_off, e0, "r")
+    elif not parent:
+        p.phase("store L_0")
+        _store_z(p, out_off, L[:k], "r")
+    a_hi = a_all[k:] if absdiff else _load_y(p, src_off, range(k, m), "a")
+    if not absdiff:
+        _free_y(p, scratch)
+    p.phase(f"Hbar = A_h^2 + L_1 ({h} bytes)")
+    Hb = emit_square(p, a_hi, zero, addend=L[k:])
+    p.phase("|A_l - A_h| (its sign is not needed)")
+    emit_abs_diff(p, a_lo, a_hi, zero)
+    p.phase(f"M = |A_l - A_h|^2 ({k} bytes)")
+    M = emit_square(p, a_lo, zero)
+    p.phase("U = (L_0 | Hbar_lo) + Hbar")
+    low = L[:k]
+    if parent:  # L_0 is also the result's low part: build U in a copy
+        low = [p.v("u") for _ in range(k)]
+        for i in range(0, k - 1, 2):
+            p.copy_pair(low[i], low[i + 1], L[i], L[i + 1])
+        if k % 2:
+            p.mov(low[-1], L[k - 1])
+    u = low + Hb[:k]
+    if carry_e is not None:
+        p.lsr(carry_e, comment="C = carry of L_0 + E_0")
+    emit_add_chain(p, u, Hb[: 2 * k], zero, carry_in=carry_e is not None)
+    d = p.v("d")
+    p.clr(d)
+    p.rol(d)
+    if addend_off is not None:
+        p.phase("U += E_1")
+        e1 = _load_z(p, addend_off + k, m - k, "e")
+        emit_add_chain(p, u, e1, zero)
+        p.adc(d, zero)
+    p.phase("U -= M; merge carry and borrow into (d, f)")
+    for i, ui in enumerate(u):
+        p.emit("sub" if i == 0 else "sbc", ui, M[i] if i < len(M) else zero)
+    f = p.v("f")
+    p.sbc(d, zero)
+    p.sbc(f, f)
+    top = Hb[k : 2 * h]
+    if top:
+        p.phase("top bytes: Hbar_hi + (d, f)")
+        emit_ripple(p, top, d, f)
+    product = L[:k] + u + top
+    if not parent:
+        _store_z(p, out_off + k, u + top, "r")
+        return
+    emit_sqr_combine(p, m, lambda i: product[i], zero)
+
+
+def emit_sqr_combine(p: VProgram, k: int, m_byte, zero, w: int = 4) -> None:
+    """A parent's combination for squaring, R through Z (displacements up to 4k - 1): L_0 at
+    R[0..k), Hbar at R[2k..4k).  U = (L_0 | Hbar_lo) + Hbar - M goes to R[k..3k), Hbar_hi + (d, f)
+    to R[3k..4k).  m_byte(i) gives M's byte i in a register.  Two carry chains over chunks of w bytes,
+    each chain's carry parked in a register in between."""
+    p.phase(f"combine: U = (L_0 | Hbar_lo) + Hbar - M, {2 * k} bytes in chunks of {w}")
+    c1, c2 = p.v("c1"), p.v("c2")
+    p.clr(c1)
+    p.clr(c2)
+    for j in range(0, 2 * k, w):
+        idx = range(j, min(j + w, 2 * k))
+        u = [_load_z(p, i if i < k else k + i, 1, "x")[0] for i in idx]
+        if j:
+            p.lsr(c1)
+        for n, i in enumerate(idx):
+            y = _load_z(p, 2 * k + i, 1, "hb")[0]
+            p.emit("adc" if j or n else "add", u[n], y)
+        p.rol(c1)
+        ms = [m_byte(i) for i in idx]
+        if j:
+            p.lsr(c2)
+        for n in range(len(idx)):
+            p.emit("sbc" if j or n else "sub", u[n], ms[n])
+        p.rol(c2)
+        _store_z(p, k + j, u, "r")
+    p.phase("top bytes: Hbar_hi + (d, f)")
+    f = p.v("f")
+    p.sub(c1, c2, comment="d = carry - borrow")
+    p.sbc(f, f, comment="f = sign of d")
+    top = _load_z(p, 3 * k, k, "hb")
+    emit_ripple(p, top, c1, f)
+    _store_z(p, 3 * k, top, "r")
+
+
+def _run(p: Program, spill, **kw) -> None:
+    """A base block, with Y lent for spills into the frame's scratch or released into the register
+    pool, whichever allocation is cheaper."""
+    scratch = kw.pop("scratch", 0)
+    best = None
+    for s in sorted({scratch, 0}):
+        vp = VProgram()
+        emit_sqr_base(vp, scratch=s, **kw)
+        trial = Program()
+        try:
+            allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=p)
+        except AllocationError:
+            continue
+        cost = trial.static_cycles()
+        if best is None or cost < best[0]:
+            best = (cost, trial)
+    if best is None:
+        raise AllocationError(f"no register allocation for the {kw['m']}-byte squaring base")
+    p.extend(best[1])
+
+
+# --- memory levels (sizes up to 32 bytes: every displacement stays within 0..63) -------------------
+
+
+def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc,
+                  frame: Frame) -> None:
+    """out[0..2n) = a[0..n)^2 with `levels` levels (1 = a base in registers)."""
+    k = n // 2
+    if levels == 1:
+        set_pointers(p, Y=a, Z=out)
+        _run(p, _z_slots((n + 1) // 2, 2 * n), m=n, scratch=SCRATCH, plain=plain)
+        return
+    p.comment(f"=== {8 * n}-bit squaring level ({levels} levels): L = A_l^2 ===")
+    emit_sqr_node(p, k, levels - 1, plain, a, out, frame)
+    p.comment(f"=== {8 * n}-bit level: Hbar = A_h^2 + L_1 ===")
+    if levels == 2:
+        set_pointers(p, Y=a + k, Z=out + k)
+        _run(p, _z_slots(k + (k + 1) // 2, 3 * k), m=k, out_off=k, addend_off=0,
+             scratch=SCRATCH, plain=plain)
+    else:
+        from .karatsuba import emit_mem_add_l1
+
+        emit_sqr_node(p, k, levels - 1, plain, a + k, out + 2 * k, frame)
+        set_pointers(p, Z=out + k)
+        vp = VProgram()
+        emit_mem_add_l1(vp, k)
+        allocate(vp, BASE_POOL, p)
+    p.comment(f"=== {8 * n}-bit level: M = |A_l - A_h|^2, combine ===")
+    if levels == 2:
+        set_pointers(p, Y=a, Z=out)
+        _run(p, _z_slots(k, 2 * k), m=k, absdiff=True, parent=True, scratch=SCRATCH, plain=plain)
+        return
+    diff = frame.alloc(k)
+    set_pointers(p, Y=a, Z=diff)
+    vp = VProgram()
+    zero = vp.v("zero")
+    vp.clr(zero)
+    vp.phase(f"|A_l - A_h| ({k} bytes) into the frame")
+    x = _load_y(vp, 0, range(k), "a")
+    emit_abs_diff(vp, x, lambda i: _load_y(vp, k, range(i, i + 1), "a'")[0], zero)
+    _store_z(vp, 0, x, "d")
+    allocate(vp, BASE_POOL, p)
+    prod = frame.alloc(2 * k)
+    emit_sqr_node(p, k, levels - 1, plain, diff, prod, frame)
+    set_pointers(p, Y=prod, Z=out)
+    vp = VProgram()
+    zero = vp.v("zero")
+    vp.clr(zero)
+    emit_sqr_combine(vp, k, lambda i: _load_y(vp, i, range(0, 1), "m")[0], zero)
+    allocate(vp, BASE_POOL, p)
+    frame.free(diff)
+
+
+def structures(n: int) -> list[tuple[int, bool]]:
+    """(levels, plain base) pairs that fit n bytes."""
+    out = []
+    for levels in range(1, 5):
+        m = n >> (levels - 1)
+        if n % (1 << (levels - 1)) or m < 2:
+            break
+        if levels > 1 and 4 * (n >> 1) - 1 > 63:
+            continue  # the combination reaches R through Z displacements
+        if m <= PLAIN_MAX:
+            out.append((levels, True))
+        if 3 <= m <= MAX_SQR_BASE:
+            out.append((levels, False))
+    return out
+
+
+def build_fixed(n: int, levels: int, plain: bool) -> Kernel:
+    p = Program()
+    if levels == 1:
+        _run(p, _z_slots((n + 1) // 2, 2 * n), m=n, plain=plain)
+        return Kernel(p, {"a": 28, "r": 30}, [_note(n, levels, plain)])
+    frame = Frame()
+    body = Program()
+    emit_sqr_node(body, n, levels, plain, Loc("a"), Loc("r"), frame)
+    size = frame.size
+    p.phase(f"stack frame: entry pointers and {size - 6} bytes of temporaries")
+    p.in_(28, 0x3D)
+    p.in_(29, 0x3E)
+    _add_const(p, 28, (-size) & 0xFFFF) if size > 63 else p.sbiw(28, size)
+    _set_sp_atomic(p)
+    for name, lo in (("r", 24), ("a", 22)):
+        p.std(Mem("Y", disp=1 + ARG_SLOT[name]), lo, comment=f"save pointer {name}")
+        p.std(Mem("Y", disp=2 + ARG_SLOT[name]), lo + 1)
+    p.extend(body)
+    p.phase("release the stack frame")
+    p.in_(28, 0x3D)
+    p.in_(29, 0x3E)
+    _add_const(p, 28, size)
+    _set_sp_atomic(p)
+    return Kernel(p, {}, [_note(n, levels, plain) + f", frame {size} bytes"])
+
+
+def _note(n: int, levels: int, plain: bool) -> str:
+    base = n >> (levels - 1)
+    kind = "plain product-scanning square" if plain else "1 Karatsuba level in registers"
+    mem = f"{levels - 1} memory level{'s' if levels > 2 else ''} over " if levels > 1 else ""
+    return f"Karatsuba squaring: {mem}base {base} bytes ({kind})"
+
+
+def _cost(n: int, opt: tuple[int, bool]) -> float:
+    try:
+        return build_fixed(n, *opt).body.static_cycles()
+    except AllocationError:
+        return float("inf")  # this base does not fit the registers and lent scratch
+
+
+def best_fixed(n: int, levels: int | None = None) -> tuple[int, bool]:
+    opts = [o for o in structures(n) if levels is None or o[0] == levels]
+    costs = {o: _cost(n, o) for o in opts}
+    if not costs or min(costs.values()) == float("inf"):
+        raise AvrmpError(
+            f"{8 * n}-bit Karatsuba squaring: no structure fits this size"
+            + (f" with --levels {levels}" if levels is not None else "")
+        )
+    return min(costs, key=costs.__getitem__)
+
+
+def karatsuba_sqr(spec: Spec) -> Kernel:
+    n = spec.operand_bytes
+    from . import karatsuba_large
+
+    if karatsuba_large.is_large(n) or not structures(n):
+        return karatsuba_large.large_kernel(spec)
+    return build_fixed(n, *best_fixed(n, spec.levels))
