@@ -272,7 +272,7 @@ def _pass_combine(k: int, subtract_only: bool, w: int = 8) -> VProgram:
             p.std(Mem("Y", disp=q), v, comment=f"U[{j + q}]")
         p.adiw(28, len(cols))
         p.adiw(30, len(cols))
-    p.phase(f"top bytes: Hbar_hi + (d, f) ({k} bytes)")
+    p.phase(f"top bytes: Hbar_hi + (d, f) ({k} bytes; Y has reached r+3k)")
     f = p.v("f")
     if t is None:
         p.sub(c1, c2, comment="d = carry - borrow")
@@ -289,7 +289,7 @@ def _pass_combine(k: int, subtract_only: bool, w: int = 8) -> VProgram:
         hs = []
         for q in range(len(cols)):
             v = p.v("h")
-            p.ldd(v, Mem("Z", disp=q))
+            p.ldd(v, Mem("Y", disp=q))
             hs.append(v)
         if j:
             p.lsr(c3)
@@ -298,9 +298,9 @@ def _pass_combine(k: int, subtract_only: bool, w: int = 8) -> VProgram:
         if j + w < k:
             p.rol(c3)
         for q, v in enumerate(hs):
-            p.std(Mem("Z", disp=q), v)
+            p.std(Mem("Y", disp=q), v)
         if j + w < k:
-            p.adiw(30, len(cols))
+            p.adiw(28, len(cols))
     return p
 
 
@@ -361,7 +361,8 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool) -> int:
         set_pointers(vp, X=Loc("b"), Y=Loc("b", k), Z=Loc("frame", lay["db"]))
         mask_b = emit_sub_absdiff(vp, k, "B")
         vp.eor(mask, mask_b, comment="t = sign(A_l - A_h) xor sign(B_l - B_h)")
-        vp.st(Mem("Z", "+"), mask, comment="t, just below M")
+        set_pointers(vp, Z=Loc("frame", lay["t"]))
+        vp.st(Mem("Z"), mask, comment="t, just below M")
     _run(p, vp)
     p.comment(f"=== M = |A_l - A_h|{' * |B_l - B_h|' if mul else '^2'} into the frame ===")
     _sp_to_z(p)
