@@ -200,3 +200,19 @@ def plot(rows: Sequence[Row], path: Path) -> None:
     fig.savefig(tmp, dpi=110)
     plt.close(fig)
     tmp.replace(path)
+
+
+README_BEGIN, README_END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+
+def update_readme(path: Path, table: str) -> None:
+    """Put the freshly measured table between the bench markers of a markdown file."""
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise AvrmpError(f"cannot read {path}: {e.strerror}") from None
+    if README_BEGIN not in text or README_END not in text:
+        raise AvrmpError(f"{path} has no {README_BEGIN} ... {README_END} markers")
+    head, rest = text.split(README_BEGIN, 1)
+    _, tail = rest.split(README_END, 1)
+    write_atomic(path, f"{head}{README_BEGIN}\n{table}{README_END}{tail}")

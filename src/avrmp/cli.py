@@ -85,6 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", type=Path, help="write the rows as JSON")
     b.add_argument("--markdown", type=Path, help="write the table as markdown")
     b.add_argument("--plot", type=Path, help="write a cycles-vs-bits plot (PNG)")
+    b.add_argument("--readme", type=Path,
+                   help="replace the table between the bench markers in this markdown file")
 
     sub.add_parser("list", help="algorithms, their parameters and sizes")
     return top
@@ -165,6 +167,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         write_atomic(args.markdown, table)
     if args.plot:
         bench.plot(rows, args.plot)
+    if args.readme:
+        bench.update_readme(args.readme, table)
     failed = [r for r in rows if not r.verified]
     if failed:
         print(f"avrmp: {len(failed)} routine(s) failed verification", file=sys.stderr)
