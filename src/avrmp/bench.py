@@ -195,11 +195,19 @@ def plot(rows: Sequence[Row], path: Path) -> None:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
-    fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    tmp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(tmp, dpi=110)
+        tmp.replace(path)
+    except OSError as e:
+        if tmp.parent.is_dir():
+            tmp.unlink(missing_ok=True)
+        raise AvrmpError(
+            f"cannot write {path}: {e.strerror}: choose a writable --plot path"
+        ) from None
+    finally:
+        plt.close(fig)
 
 
 README_BEGIN, README_END = "<!-- bench:begin -->", "<!-- bench:end -->"

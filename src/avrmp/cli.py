@@ -154,7 +154,18 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import bench
+    from .algorithms import get_algorithm
+    from .mcu import get_mcu
 
+    get_mcu(args.mcu)
+    for algo in args.algos or ():
+        get_algorithm(algo)
+    for name, given, known in (("--ops", args.ops, OPS), ("--variants", args.variants, VARIANTS)):
+        for x in given or ():
+            if x not in known:
+                raise AvrmpError(f"{name}: unknown {x!r}: choose from {', '.join(known)}")
+    if args.tests < 0:
+        raise AvrmpError("--tests must be 0 or more")
     specs = bench.catalog(args.ops, args.bits, args.algos, args.variants, args.mcu)
     rows = bench.run(specs, args.tests, progress=sys.stderr.isatty())
     table = bench.markdown(rows)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -30,23 +31,50 @@ def generate(spec: Spec) -> Routine:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    """Write `text` to `path` through a temporary file and a rename: `path` is either the whole new
+    text or untouched.  OSError becomes AvrmpError (one line for the user)."""
+    write_all({Path(path): text})
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_all(files: dict[Path, str]) -> None:
+    """Write several files so that either all of them appear or none: each goes to a temporary file
+    first (mode 0666 less the umask, like any file the user creates), then all are renamed."""
+    temps: list[tuple[str, Path]] = []
+    renamed: list[Path] = []
+    current = next(iter(files), Path("."))
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
+        for current, text in files.items():
+            current.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=current.parent, prefix=f".{current.name}.")
+            temps.append((tmp, current))
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            os.chmod(tmp, 0o666 & ~_umask())
+        for tmp, current in temps:
+            os.replace(tmp, current)
+            renamed.append(current)
+    except BaseException as e:
+        for tmp, _ in temps:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        for path in renamed:  # no half of a pair left behind
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        if isinstance(e, OSError):
+            raise AvrmpError(
+                f"cannot write {current}: {e.strerror}: choose a writable output path"
+            ) from None
         raise
 
 
 def write_routine(routine: Routine, outdir: Path) -> tuple[Path, Path]:
     sym = routine.spec.symbol
     asm, hdr = outdir / f"{sym}.S", outdir / f"{sym}.h"
-    try:
-        write_atomic(asm, routine.asm)
-        write_atomic(hdr, routine.header)
-    except OSError as e:
-        raise AvrmpError(f"cannot write to {outdir}: {e.strerror}") from None
+    write_all({asm: routine.asm, hdr: routine.header})
     return asm, hdr
