@@ -1,0 +1,371 @@
+"""The command line: every error a user can cause ends in exactly one line on stderr starting
+"avrmp: error:", exit status 2, no traceback, and no output file left behind; a routine that fails
+verification exits 1 naming the first failing input; generated .S/.h files drop into an avr-gcc
+build; `list` and `bench --json` say what they should."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from avrmp.algorithms import ALGORITHMS
+from avrmp.cli import main
+from avrmp.verify import test_operands as operand_sets
+
+ASM = Path(__file__).parent / "asm"
+
+needs_toolchain = pytest.mark.skipif(
+    shutil.which("avr-gcc") is None, reason="needs gcc-avr, avr-libc, simavr, libsimavr-dev"
+)
+
+
+def run(argv: list[str], capsys) -> tuple[int, str, str]:
+    """avrmp in-process: (status, stdout, stderr).  An exception other than SystemExit escaping
+    main() is a traceback for the user, so it fails the test by propagating."""
+    try:
+        status = main([str(a) for a in argv])
+    except SystemExit as e:  # argparse
+        status = e.code
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def assert_one_error(status: int, err: str, *needles: str) -> None:
+    lines = err.splitlines()
+    assert status == 2, err
+    assert len(lines) == 1, err
+    assert lines[0].startswith("avrmp: error: "), err
+    assert "Traceback" not in err
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+def files_under(path: Path) -> list[Path]:
+    return sorted(p for p in path.rglob("*")) if path.exists() else []
+
+
+# ------------------------------------------------------------------ gen: bad input, no output
+
+GEN_ERRORS = [
+    (["mul", "--bits", "12"], "--bits 12"),
+    (["mul", "--bits", "0"], "--bits 0"),
+    (["mul", "--bits", "-8"], "--bits -8"),
+    (["mul", "--bits", "x"], "--bits"),
+    (["mul", "--bits", "4096"], "2048 bits"),  # product scanning: at most 256 bytes
+    (["mul", "--bits", "8", "--algo", "karatsuba"], "16 to"),  # Karatsuba needs 2 bytes
+    (["mul", "--bits", "1024", "--mcu", "atmega328p"], "flash"),  # 1024-bit unrolled > 32 KB
+    (["frob", "--bits", "16"], "frob"),
+    (["mul", "--bits", "16", "--algo", "frob"], "unknown algorithm 'frob'"),
+    (["sqr", "--bits", "64", "--algo", "hybrid"], "does not do sqr"),
+    (["mul", "--bits", "16", "--mcu", "atmega9999"], "atmega9999"),
+    (["mul", "--bits", "64", "--mcu", "attiny85", "--algo", "karatsuba"], "multiplier"),
+    (["mul", "--bits", "16", "--variant", "fast"], "fast"),
+    (["mul", "--bits", "64", "--algo", "product-scanning", "--variant", "branched"], "branched"),
+    (["mul", "--bits", "128", "--algo", "karatsuba", "--levels", "1"], "supports levels 2, 3"),
+    (["mul", "--bits", "128", "--algo", "karatsuba", "--levels", "4"], "--levels 4"),
+    (["mul", "--bits", "128", "--algo", "karatsuba", "--levels", "0"], "--levels 0"),
+    (["mul", "--bits", "128", "--algo", "karatsuba", "--levels", "-1"], "--levels -1"),
+    (["mul", "--bits", "128", "--algo", "karatsuba", "--levels", "two"], "--levels"),
+    (["mul", "--bits", "56", "--algo", "karatsuba", "--levels", "2"], "--levels 2"),  # 7 bytes
+    (["mul", "--bits", "128", "--levels", "2"], "does not apply"),
+    (["mul", "--bits", "160", "--algo", "hybrid", "--d", "99"], "--d"),
+    (["mul", "--bits", "64", "--looped", "--algo", "karatsuba"], "--looped"),
+    (["mul", "--bits", "16", "--name", "1bad"], "C identifier"),
+    (["mul", "--algo", "product-scanning"], "--bits is required"),
+]
+
+
+@pytest.mark.parametrize("args, needle", GEN_ERRORS, ids=lambda x: " ".join(x) if isinstance(x, list) else "")
+def test_gen_bad_input(args, needle, tmp_path, capsys) -> None:
+    out = tmp_path / "out"
+    status, stdout, err = run(["gen", *args, "-o", out], capsys)
+    assert_one_error(status, err, needle)
+    assert stdout == ""
+    assert files_under(out) == []
+
+
+def test_gen_missing_output_dir_argument(capsys) -> None:
+    status, _, err = run(["gen", "mul", "--bits", "16"], capsys)
+    assert_one_error(status, err, "-o/--out")
+
+
+def test_gen_unwritable_output(tmp_path, capsys) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    status, _, err = run(["gen", "mul", "--bits", "16", "-o", blocker], capsys)
+    assert_one_error(status, err, "cannot write")
+    status, _, err = run(["gen", "mul", "--bits", "16", "-o", blocker / "sub"], capsys)
+    assert_one_error(status, err, "cannot write")
+
+
+def test_gen_no_partial_pair(tmp_path, capsys) -> None:
+    """If the .h cannot be written, the .S must not be left behind either."""
+    out = tmp_path / "out"
+    (out / "avrmp_mul64_product_scanning.h").mkdir(parents=True)  # the .h cannot replace a dir
+    status, _, err = run(["gen", "mul", "--bits", "64", "-o", out], capsys)
+    assert_one_error(status, err, "cannot write")
+    assert [p.name for p in files_under(out)] == ["avrmp_mul64_product_scanning.h"]
+
+
+def test_gen_output_files_follow_umask(tmp_path, capsys) -> None:
+    old = os.umask(0o022)
+    try:
+        status, out, _ = run(["gen", "add", "--bits", "32", "-o", tmp_path], capsys)
+    finally:
+        os.umask(old)
+    assert status == 0
+    for name in out.split():
+        assert stat.S_IMODE(Path(name).stat().st_mode) == 0o644, name
+
+
+# ------------------------------------------------------------------ gen: drop-in output
+
+DROP_IN = [
+    (["mul", "--bits", "64"], "avrmp_mul64_product_scanning", "r, a, b"),
+    (["sqr", "--bits", "96"], "avrmp_sqr96_product_scanning", "r, a"),
+    (["mul", "--bits", "256", "--algo", "karatsuba"], "avrmp_mul256_karatsuba", "r, a, b"),
+    (["mul", "--bits", "128", "--algo", "karatsuba", "--variant", "branched", "--name", "kmul"],
+     "kmul", "r, a, b"),
+    (["mul", "--bits", "160", "--algo", "rps"], "avrmp_mul_rps", "r, a, b, 20"),
+    (["sub", "--bits", "128"], "avrmp_sub128_ripple", "r, a, b"),
+    (["mul", "--bits", "64", "--mcu", "attiny85"], "avrmp_mul64_product_scanning", "r, a, b"),
+]
+
+
+@needs_toolchain
+@pytest.mark.parametrize("args, sym, call", DROP_IN, ids=lambda x: x if isinstance(x, str) else "")
+def test_gen_output_builds_with_avr_gcc(args, sym, call, tmp_path, capsys) -> None:
+    mcu = args[args.index("--mcu") + 1] if "--mcu" in args else "atmega128"
+    status, out, err = run(["gen", *args, "-o", tmp_path], capsys)
+    assert status == 0, err
+    asm, hdr = (Path(p) for p in out.split())
+    assert asm == tmp_path / f"{sym}.S" and hdr == tmp_path / f"{sym}.h"
+    main_c = tmp_path / "main.c"
+    main_c.write_text(
+        f'#include "{hdr.name}"\n'
+        f'#include "{hdr.name}"  /* include guard */\n'
+        "uint8_t r[64], a[32], b[32];\n"
+        f"int main(void) {{ {sym}({call}); return r[0]; }}\n"
+    )
+    gcc = ["avr-gcc", f"-mmcu={mcu}", "-Os", "-Wall", "-Werror"]
+    proc = subprocess.run([*gcc, "-c", main_c, "-o", tmp_path / "main.o"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run([*gcc, "-c", asm, "-o", tmp_path / "r.o"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run([*gcc, tmp_path / "main.o", tmp_path / "r.o", "-o", tmp_path / "x.elf"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    if shutil.which("avr-g++"):  # the header's extern "C" block
+        main_cc = tmp_path / "main.cc"
+        main_cc.write_text(main_c.read_text())
+        proc = subprocess.run(["avr-g++", f"-mmcu={mcu}", "-Os", "-c", main_cc, "-o",
+                               tmp_path / "mcc.o"], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        proc = subprocess.run([*gcc, tmp_path / "mcc.o", tmp_path / "r.o", "-o",
+                               tmp_path / "y.elf"], capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+
+
+# ------------------------------------------------------------------ verify
+
+
+def verify_args(file, symbol="m16", *extra) -> list:
+    return ["verify", file, "--symbol", symbol, "--bits", "16", "--op", "mul", "--tests", "10",
+            *extra]
+
+
+@needs_toolchain
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (verify_args(ASM / "no_such.S"), "no_such.S"),
+        (verify_args(ASM), "cannot read"),  # a directory
+        (verify_args(ASM / "m16.S", "nothere"), "'nothere' not defined"),
+        (verify_args(ASM / "syntax_error.S", "broken"), "syntax_error.S:5"),
+        (verify_args(ASM / "m16.S", "m16", "--mcu", "atmega9999"), "atmega9999"),
+        (verify_args(ASM / "m16.S", "m16", "--mcu", "attiny85"), "mul r18, r20"),
+        (verify_args(ASM / "m16.S", "m16", "--tests", "-1"), "--tests"),
+        (verify_args(ASM / "m16.S", "m16", "--variant", "fast"), "fast"),
+        (["verify", ASM / "m16.S", "--symbol", "m16", "--bits", "12", "--op", "mul"], "--bits 12"),
+        (["verify", ASM / "m16.S", "--symbol", "m16", "--bits", "0", "--op", "mul"], "--bits 0"),
+        (["verify", ASM / "m16.S", "--symbol", "m16", "--bits", "16", "--op", "div"], "div"),
+        (["verify", ASM / "m16.S", "--bits", "16", "--op", "mul"], "--symbol"),
+    ],
+    ids=lambda x: "" if isinstance(x, list) else x,
+)
+def test_verify_bad_input(argv, needle, tmp_path, capsys) -> None:
+    report = tmp_path / "report.json"
+    status, stdout, err = run([*argv, "--json", report], capsys)
+    assert_one_error(status, err, needle)
+    assert stdout == ""
+    assert not report.exists()
+
+
+@needs_toolchain
+def test_verify_assembler_error_shows_the_line(capsys) -> None:
+    status, _, err = run(verify_args(ASM / "syntax_error.S", "broken"), capsys)
+    assert_one_error(status, err, "syntax_error.S:5", "`adiw r20, 1`")
+
+
+@needs_toolchain
+def test_verify_unreadable_file(tmp_path, capsys) -> None:
+    src = tmp_path / "m16.S"
+    shutil.copy(ASM / "m16.S", src)
+    src.chmod(0)
+    try:
+        if os.access(src, os.R_OK):
+            pytest.skip("running as root: permissions do not stop reading")
+        status, _, err = run(verify_args(src), capsys)
+        assert_one_error(status, err, "cannot read")
+    finally:
+        src.chmod(0o644)
+
+
+@needs_toolchain
+def test_verify_faulty_routine_names_first_failing_input(tmp_path, capsys) -> None:
+    report = tmp_path / "r.json"
+    status, stdout, err = run(verify_args(ASM / "faulty.S", "m16_wrong", "--json", report), capsys)
+    assert status == 1
+    assert stdout == ""
+    assert "Traceback" not in err
+    # m16_wrong drops the a1*b0 product: the first input with a1*b0 != 0 is the first failure
+    first = next(i for i, (a, b) in enumerate(operand_sets(2, 2, 10))
+                 if (a >> 8) * (b & 0xFF))
+    a, b = list(operand_sets(2, 2, 10))[first]
+    want = f"input #{first} ({a.to_bytes(2, 'little').hex()}, {b.to_bytes(2, 'little').hex()})"
+    fail_line = [ln for ln in err.splitlines() if ln.startswith("avrmp: verification failed:")]
+    assert len(fail_line) == 1 and want in fail_line[0] and "result" in fail_line[0], err
+    data = json.loads(report.read_text())
+    assert data["passed"] is False and want in data["failures"][0]
+
+
+@needs_toolchain
+@pytest.mark.parametrize("symbol, check", [("m16_clobber", "abi"), ("m16_branch", "timing"),
+                                           ("m16_overflow", "writes"), ("m16_r1", "r1")])
+def test_verify_other_faults_exit_1(symbol, check, capsys) -> None:
+    status, _, err = run(verify_args(ASM / "faulty.S", symbol), capsys)
+    assert status == 1
+    assert check in err.splitlines()[-1]
+
+
+@needs_toolchain
+def test_verify_good_routine(tmp_path, capsys) -> None:
+    report = tmp_path / "r.json"
+    status, out, err = run(verify_args(ASM / "m16.S", "m16", "--json", report), capsys)
+    assert status == 0 and err == ""
+    assert out.startswith("PASS m16:") and "core 34 cycles" in out
+    data = json.loads(report.read_text())
+    assert data["passed"] is True and data["core_cycles"] == 34 and data["failures"] == []
+
+
+@needs_toolchain
+def test_verify_unwritable_json(tmp_path, capsys) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    status, _, err = run(verify_args(ASM / "m16.S", "m16", "--json", blocker / "r.json"), capsys)
+    assert_one_error(status, err, "cannot write")
+
+
+# ------------------------------------------------------------------ list, bench
+
+
+def test_list_names_every_algorithm(capsys) -> None:
+    status, out, err = run(["list"], capsys)
+    assert status == 0 and err == ""
+    names = {ln.strip() for ln in out.splitlines() if ln and not ln.startswith(" ")}
+    assert names == set(ALGORITHMS)
+
+
+BENCH_FIELDS = {"op", "bits", "algo", "variant", "core_cycles", "abi_cycles", "code_bytes",
+                "stack_bytes", "verified"}
+
+
+@needs_toolchain
+def test_bench_json(tmp_path, capsys) -> None:
+    path = tmp_path / "sub" / "bench.json"
+    md = tmp_path / "bench.md"
+    status, out, err = run(["bench", "--algos", "karatsuba,ripple", "--ops", "mul,add", "--bits",
+                            "64,128", "--tests", "5", "--json", path, "--markdown", md], capsys)
+    assert status == 0, err
+    rows = json.loads(path.read_text())
+    # karatsuba 64, 128 x (branchfree, branched); ripple add at both sizes (--bits overrides its
+    # catalog sizes)
+    assert len(rows) == 2 * 2 + 2
+    for row in rows:
+        assert BENCH_FIELDS <= row.keys()
+        assert row["verified"] is True
+        assert row["core_cycles"] > 0 and row["abi_cycles"] > row["core_cycles"]
+        assert row["code_bytes"] > 0 and row["stack_bytes"] >= 0
+    assert {(r["op"], r["bits"], r["algo"], r["variant"]) for r in rows} == {
+        ("mul", 64, "karatsuba", "branchfree"), ("mul", 64, "karatsuba", "branched"),
+        ("mul", 128, "karatsuba", "branchfree"), ("mul", 128, "karatsuba", "branched"),
+        ("add", 64, "ripple", "branchfree"), ("add", 128, "ripple", "branchfree"),
+    }
+    assert md.read_text() == out
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--algos", "frob"], "frob"),
+        (["--bits", "12"], "matches no routine"),
+        (["--bits", "x"], "--bits"),
+        (["--ops", "add", "--mcu", "atmega9999"], "atmega9999"),
+        (["--ops", "add", "--bits", "128", "--tests", "-3"], "--tests"),
+    ],
+    ids=lambda x: " ".join(x) if isinstance(x, list) else "",
+)
+def test_bench_bad_input(args, needle, tmp_path, capsys) -> None:
+    path = tmp_path / "bench.json"
+    status, stdout, err = run(["bench", *args, "--json", path], capsys)
+    assert_one_error(status, err, needle)
+    assert not path.exists()
+
+
+@needs_toolchain
+@pytest.mark.parametrize("flag", ["--json", "--markdown", "--plot"])
+def test_bench_unwritable_output(flag, tmp_path, capsys) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    status, _, err = run(["bench", "--algos", "ripple", "--ops", "add", "--bits", "128",
+                          "--tests", "1", flag, blocker / "out"], capsys)
+    assert_one_error(status, err, "cannot write")
+
+
+# ------------------------------------------------------------------ missing toolchain, subprocess
+
+
+def _cli(args: list, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "avrmp.cli", *map(str, args)],
+                          capture_output=True, text=True, env=env)
+
+
+def test_missing_avr_gcc(tmp_path) -> None:
+    env = dict(os.environ, PATH=str(tmp_path))  # nothing on PATH: no avr-gcc
+    proc = _cli(verify_args(ASM / "m16.S"), env)
+    assert_one_error(proc.returncode, proc.stderr, "avr-gcc not found", "apt-get install")
+    assert proc.stdout == ""
+    proc = _cli(["bench", "--algos", "ripple", "--ops", "add", "--bits", "128", "--tests", "1",
+                 "--json", tmp_path / "b.json"], env)
+    assert_one_error(proc.returncode, proc.stderr, "avr-gcc not found")
+    assert not (tmp_path / "b.json").exists()
+    # gen needs no toolchain
+    proc = _cli(["gen", "mul", "--bits", "16", "-o", tmp_path / "out"], env)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_subprocess_error_is_one_line() -> None:
+    proc = _cli(["gen", "mul", "--bits", "12", "-o", "/nonexistent/never"])
+    assert_one_error(proc.returncode, proc.stderr, "--bits 12")
+    proc = _cli(["gen", "mul", "--bits", "16", "--levels", "x", "-o", "/nonexistent/never"])
+    assert_one_error(proc.returncode, proc.stderr, "--levels")
+    proc = _cli([])
+    assert_one_error(proc.returncode, proc.stderr)
