@@ -41,7 +41,7 @@ class Accumulator:
         if new_bound >= 1 << (8 * len(r)):
             raise AssertionError("accumulator overflow")
         width = 1 if hi is None else 2
-        if self.bound == 0 and not any(self.valid[:width]):
+        if not any(self.valid[:width]):
             # Nothing to add to: copy instead (one MOVW when the registers pair up).
             if width == 2:
                 p.copy_pair(r[0], r[1], lo, hi, comment=comment)

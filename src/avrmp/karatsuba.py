@@ -252,14 +252,23 @@ def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, w: int = 4) -> None
     p.clr(c1)
     p.clr(c2)
     p.com(t, comment="t = 0xFF now means: subtract M")
+    hbar_lo: dict[int, V] = {}  # Hbar_lo[i] is y_i and later x_{k+i}: load it once
+
+    def load(off: int, name: str) -> V:
+        if off in hbar_lo:
+            return hbar_lo.pop(off)
+        v = _load_z(p, off, 1, name)[0]
+        if 2 * k <= off < 3 * k:
+            hbar_lo[off] = v
+        return v
+
     for j in range(0, 2 * k, w):
         idx = range(j, min(j + w, 2 * k))
-        u = [_load_z(p, i if i < k else k + i, 1, "x")[0] for i in idx]
+        u = [load(i if i < k else k + i, "x") for i in idx]
         if j:
             p.lsr(c1)
         for n, i in enumerate(idx):
-            y = _load_z(p, 2 * k + i, 1, "hb")[0]
-            p.emit("adc" if j or n else "add", u[n], y)
+            p.emit("adc" if j or n else "add", u[n], load(2 * k + i, "hb"))
         p.rol(c1)
         ms = [m_byte(i) for i in idx]
         for mv in ms:

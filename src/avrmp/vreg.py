@@ -224,7 +224,11 @@ def allocate(
         ]
         if not victims:
             raise AllocationError("no register left to evict")
-        nu, _, reg = max(victims)
+        # Belady's choice, except that with no free spill slot a clean value must go first.
+        spill_scarce = not any(
+            m not in slots_in_use for m, until in slot_free_until.items() if until > pos
+        )
+        nu, _, reg = max(victims, key=lambda v: (v[1], v[0]) if spill_scarce else v)
         v = st.holder[reg]
         if nu < 10**9 and v.id not in st.clean:
             slot = None
