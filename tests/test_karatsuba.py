@@ -1,0 +1,159 @@
+"""Karatsuba multiplication (issue 3): every catalog size and both variants verified on atmega128
+and atmega328p (edge cases and the sign patterns of |A_l - A_h|, |B_l - B_h| at every level are
+always included; the random inputs are reduced to keep CI fast), odd base sizes, every --levels
+option, the constant-time discipline checked directly on the runner's digests, and a regression
+pin against tests/baseline_karatsuba.json (regenerate it with tests/update_baseline.py)."""
+
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+import warnings
+from pathlib import Path
+
+import pytest
+
+from avrmp.bench import Row, measure
+from avrmp.errors import AvrmpError
+from avrmp.generate import generate, write_routine
+from avrmp.runner import Call, Measurement, run_batch
+from avrmp.spec import Spec
+from avrmp.toolchain import build_firmware
+from avrmp.verify import oracle, test_operands as operand_sets
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("avr-gcc") is None, reason="needs gcc-avr, avr-libc, simavr, libsimavr-dev"
+)
+
+CATALOG_BITS = (48, 64, 80, 96, 128, 160, 192, 224, 256)
+VARIANTS = ("branchfree", "branched")
+ODD_BASE_BITS = (24, 40, 56, 72, 88, 112)  # odd byte counts, at the base (112: 2 levels of 7)
+TESTS = 100
+BASELINE = Path(__file__).with_name("baseline_karatsuba.json")
+
+
+@functools.lru_cache(maxsize=None)
+def row(bits: int, variant: str, mcu: str = "atmega128", levels: int | None = None) -> Row:
+    """Generated, built, verified and measured once per process (bench.measure)."""
+    return measure(Spec("mul", bits, "karatsuba", variant=variant, mcu=mcu, levels=levels),
+                   tests=TESTS)
+
+
+def level_options(bits: int) -> list[int]:
+    """The --levels values the generator accepts for this size (it refuses the others)."""
+    out = []
+    for levels in range(1, 7):
+        try:
+            generate(Spec("mul", bits, "karatsuba", levels=levels))
+        except AvrmpError:
+            continue
+        out.append(levels)
+    return out
+
+
+LEVELS = {bits: level_options(bits) for bits in (96, 128, 192, 256)}
+
+
+# ------------------------------------------------------------------ correctness
+
+
+@pytest.mark.parametrize("mcu", ["atmega128", "atmega328p"])
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("bits", CATALOG_BITS)
+def test_catalog_size_verified(bits: int, variant: str, mcu: str) -> None:
+    r = row(bits, variant, mcu)
+    assert r.verified, r.failure
+    assert r.tests > TESTS  # edge cases and sign patterns on top of the random inputs
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("bits", ODD_BASE_BITS)
+def test_odd_sizes_verified(bits: int, variant: str) -> None:
+    r = row(bits, variant)
+    assert r.verified, r.failure
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize(
+    "bits, levels", [(b, lv) for b, opts in LEVELS.items() for lv in opts]
+)
+def test_every_levels_option_verified(bits: int, levels: int, variant: str) -> None:
+    r = row(bits, variant, levels=levels)
+    assert r.verified, r.failure
+    assert f"levels={levels}" in r.params
+
+
+def test_levels_options_cover_the_required_ones() -> None:
+    assert {2, 3} <= set(LEVELS[128])
+    assert {3, 4} <= set(LEVELS[256])
+
+
+@pytest.mark.parametrize("bits", [128, 256])
+def test_default_levels_is_the_fastest(bits: int) -> None:
+    default = row(bits, "branchfree").core_cycles
+    assert default == min(row(bits, "branchfree", levels=lv).core_cycles for lv in LEVELS[bits])
+
+
+# ------------------------------------------------------------------ constant time, directly
+
+
+def traces(bits: int, variant: str, levels: int | None, tmp: Path) -> list[Measurement]:
+    spec = Spec("mul", bits, "karatsuba", variant=variant, levels=levels)
+    asm, _ = write_routine(generate(spec), tmp)
+    fw = build_firmware(asm, spec.symbol, spec.mcu, tmp)
+    n = spec.operand_bytes
+    calls = [Call((a.to_bytes(n, "little"), b.to_bytes(n, "little")), 2 * n)
+             for a, b in operand_sets(n, 2, 20, seed=7)]
+    ms = run_batch(fw, calls)
+    for call, m in zip(calls, ms):
+        assert m.error is None
+        assert m.result == oracle("mul", n, call.operands)
+    return ms
+
+
+TRACE_CASES = [(80, None), (128, 2), (256, 3), (256, 4)]
+
+
+@pytest.mark.parametrize("bits, levels", TRACE_CASES)
+def test_branchfree_identical_cycles_and_traces(bits, levels, tmp_path_factory) -> None:
+    ms = traces(bits, "branchfree", levels, tmp_path_factory.mktemp(f"bf{bits}"))
+    assert len({m.pc_digest for m in ms}) == 1
+    assert len({m.addr_digest for m in ms}) == 1
+    assert len({(m.core_cycles, m.abi_cycles, m.instructions, m.stack_depth) for m in ms}) == 1
+
+
+@pytest.mark.parametrize("bits, levels", TRACE_CASES)
+def test_branched_identical_cycles(bits, levels, tmp_path_factory) -> None:
+    ms = traces(bits, "branched", levels, tmp_path_factory.mktemp(f"br{bits}"))
+    assert len({(m.core_cycles, m.abi_cycles) for m in ms}) == 1
+    # It does branch on the signs (so the trace check above is not vacuous for this input set).
+    assert len({m.pc_digest for m in ms}) > 1
+
+
+# ------------------------------------------------------------------ regression pin
+
+
+def _baseline() -> dict[str, int]:
+    data = json.loads(BASELINE.read_text())
+    assert data["mcu"] == "atmega128" and data["algo"] == "karatsuba"
+    return data["core_cycles"]
+
+
+def test_baseline_covers_the_catalog() -> None:
+    assert set(_baseline()) == {f"{b}/{v}" for b in CATALOG_BITS for v in VARIANTS}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("bits", CATALOG_BITS)
+def test_not_slower_than_baseline(bits: int, variant: str) -> None:
+    pinned = _baseline()[f"{bits}/{variant}"]
+    now = row(bits, variant).core_cycles
+    assert now <= pinned, (
+        f"mul {bits} karatsuba {variant}: {now} core cycles, slower than the baseline {pinned}"
+    )
+    if now < pinned:
+        note = (f"mul {bits} karatsuba {variant}: {now} core cycles, faster than the baseline "
+                f"{pinned}: run python tests/update_baseline.py")
+        print(note)
+        warnings.warn(note, stacklevel=1)
