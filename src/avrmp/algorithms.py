@@ -178,6 +178,9 @@ DEFAULT_CATALOG: list[tuple] = [
     ("mul", "operand-caching", "branchfree", (64, 96, 160, 192, 256, 512, 1024, 2048), True),
     ("mul", "karatsuba", "branchfree", (48, 64, 80, 96, 128, 160, 192, 224, 256)),
     ("mul", "karatsuba", "branched", (48, 64, 80, 96, 128, 160, 192, 224, 256)),
+    ("sqr", "karatsuba", "branchfree", (128, 160, 192, 224, 256, 384, 512)),
+    ("mul", "karatsuba", "branchfree", (512, 768, 1024, 1536, 2048)),
+    ("sqr", "karatsuba", "branchfree", (768, 1024, 1536, 2048)),
     ("add", "ripple", "branchfree", (128, 256, 1024, 2048)),
     ("sub", "ripple", "branchfree", (128, 256, 1024, 2048)),
 ]

@@ -125,12 +125,14 @@ def catalog(
 def runs_on_mcu(spec: Spec) -> bool:
     """Whether the routine fits the MCU: operand buffers (with the runner's guards) plus stack in
     SRAM, and the generated code in flash (and in RCALL reach for the no-MUL subroutine)."""
+    from . import karatsuba_large
     from .mcu import get_mcu
 
     mcu = get_mcu(spec.mcu)
     n = spec.operand_bytes
     buffers = spec.result_bytes + spec.n_inputs * n + 16 * (spec.n_inputs + 2)
     stack = 48 + 20 + (n + 8 if spec.looped and spec.algo == "operand-caching" else 8)
+    stack += karatsuba_large.stack_estimate(spec)  # large Karatsuba: frames of its memory levels
     if buffers + stack > mcu.sram_bytes:
         return False
     try:

@@ -471,3 +471,17 @@ def karatsuba_mul_any(spec: Spec) -> Kernel:
     from .karatsuba import karatsuba_mul
 
     return karatsuba_mul(spec)
+
+
+LEAF_STACK = 128  # bound on a fixed-size leaf's own frame (the 256-bit leaves use under 100 bytes)
+
+
+def stack_estimate(spec: Spec) -> int:
+    """Upper bound on the stack bytes a large routine uses below its return address (for deciding
+    whether an MCU's SRAM holds it); 0 for the fixed sizes, whose frames are small."""
+    n = spec.operand_bytes
+    if spec.algo != "karatsuba" or spec.op not in ("mul", "sqr") or not is_large(n):
+        return 0
+    options = level_options(n)
+    levels = max(options) if spec.levels is None else spec.levels
+    return sum(_layout(n >> i, spec.op)["size"] + 2 for i in range(levels)) + 2 + LEAF_STACK

@@ -32,8 +32,8 @@ from .program import Mem, Program
 from .spec import Spec
 from .vreg import AllocationError, VProgram, allocate
 
-MAX_SQR_BASE = 20  # the largest base (bytes) tried: one operand leaves room for bigger bases
-PLAIN_MAX = 12  # the largest size tried as a plain in-register square (no Karatsuba level)
+MAX_SQR_BASE = 20  # the largest one-level base (bytes) tried; beyond it the allocation runs dry
+PLAIN_MAX = 16  # the largest size tried as a plain in-register square (no Karatsuba level)
 
 
 def emit_sqr_base(
@@ -93,12 +93,12 @@ def emit_sqr_base(
         p.phase("store L_0")
         _store_z(p, out_off, L[:k], "r")
     a_hi = a_all[k:] if absdiff else _load_y(p, src_off, range(k, m), "a")
-    if not absdiff:
-        _free_y(p, scratch)
     p.phase(f"Hbar = A_h^2 + L_1 ({h} bytes)")
     Hb = emit_square(p, a_hi, zero, addend=L[k:])
     p.phase("|A_l - A_h| (its sign is not needed)")
     emit_abs_diff(p, a_lo, a_hi, zero)
+    if not absdiff:  # only now: until here evicted operand bytes reload through Y
+        _free_y(p, scratch)
     p.phase(f"M = |A_l - A_h|^2 ({k} bytes)")
     M = emit_square(p, a_lo, zero)
     p.phase("U = (L_0 | Hbar_lo) + Hbar")
