@@ -156,21 +156,21 @@ def test_gen_output_builds_with_avr_gcc(args, sym, call, tmp_path, capsys) -> No
     )
     gcc = ["avr-gcc", f"-mmcu={mcu}", "-Os", "-Wall", "-Werror"]
     proc = subprocess.run([*gcc, "-c", main_c, "-o", tmp_path / "main.o"],
-                          capture_output=True, text=True)
+                          check=False, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    proc = subprocess.run([*gcc, "-c", asm, "-o", tmp_path / "r.o"], capture_output=True, text=True)
+    proc = subprocess.run([*gcc, "-c", asm, "-o", tmp_path / "r.o"], check=False, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     proc = subprocess.run([*gcc, tmp_path / "main.o", tmp_path / "r.o", "-o", tmp_path / "x.elf"],
-                          capture_output=True, text=True)
+                          check=False, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     if shutil.which("avr-g++"):  # the header's extern "C" block
         main_cc = tmp_path / "main.cc"
         main_cc.write_text(main_c.read_text())
         proc = subprocess.run(["avr-g++", f"-mmcu={mcu}", "-Os", "-c", main_cc, "-o",
-                               tmp_path / "mcc.o"], capture_output=True, text=True)
+                               tmp_path / "mcc.o"], check=False, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
         proc = subprocess.run([*gcc, tmp_path / "mcc.o", tmp_path / "r.o", "-o",
-                               tmp_path / "y.elf"], capture_output=True, text=True)
+                               tmp_path / "y.elf"], check=False, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
 
 
@@ -325,7 +325,7 @@ def test_bench_json(tmp_path, capsys) -> None:
 )
 def test_bench_bad_input(args, needle, tmp_path, capsys) -> None:
     path = tmp_path / "bench.json"
-    status, stdout, err = run(["bench", *args, "--json", path], capsys)
+    status, _, err = run(["bench", *args, "--json", path], capsys)
     assert_one_error(status, err, needle)
     assert not path.exists()
 
@@ -345,7 +345,7 @@ def test_bench_unwritable_output(flag, tmp_path, capsys) -> None:
 
 def _cli(args: list, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "avrmp.cli", *map(str, args)],
-                          capture_output=True, text=True, env=env)
+                          check=False, capture_output=True, text=True, env=env)
 
 
 def test_missing_avr_gcc(tmp_path) -> None:

@@ -20,7 +20,8 @@ from avrmp.generate import generate, write_routine
 from avrmp.runner import Call, Measurement, run_batch
 from avrmp.spec import Spec
 from avrmp.toolchain import build_firmware
-from avrmp.verify import oracle, test_operands as operand_sets
+from avrmp.verify import oracle
+from avrmp.verify import test_operands as operand_sets
 
 pytestmark = pytest.mark.skipif(
     shutil.which("avr-gcc") is None, reason="needs gcc-avr, avr-libc, simavr, libsimavr-dev"
@@ -33,7 +34,7 @@ TESTS = 100
 BASELINE = Path(__file__).with_name("baseline_karatsuba.json")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def row(bits: int, variant: str, mcu: str = "atmega128", levels: int | None = None) -> Row:
     """Generated, built, verified and measured once per process (bench.measure)."""
     return measure(Spec("mul", bits, "karatsuba", variant=variant, mcu=mcu, levels=levels),
