@@ -33,7 +33,7 @@ from .spec import Spec
 from .vreg import AllocationError, V, VProgram, allocate
 
 BASE_POOL = list(range(2, 26))
-MAX_BASE = 12  # largest base size whose LDD displacements and registers stay manageable
+MAX_BASE = 16  # largest base size whose LDD displacements and registers stay manageable
 
 
 @dataclass(frozen=True)
@@ -294,7 +294,7 @@ def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, w: int = 4) -> None
 
 PTR_LO = {"X": 26, "Y": 28, "Z": 30}
 ARG_SLOT = {"r": 0, "a": 2, "b": 4}  # where the entry pointers are kept in the frame
-SCRATCH_OFF, SCRATCH = 6, 24  # frame bytes lent to base blocks for spills
+SCRATCH_OFF, SCRATCH = 6, 40  # frame bytes lent to base blocks for spills
 
 
 @dataclass(frozen=True)
@@ -503,15 +503,32 @@ def karatsuba_mul(spec: Spec) -> Kernel:
     if spec.levels is not None:
         return _build(n, spec.levels, spec.variant)
     # Default: the fastest structure; straight-line branch-free code has an exact cost model.
-    best = min(options, key=lambda lv: _build(n, lv, "branchfree").body.static_cycles())
+    best = min(options, key=lambda lv: _nominal_cycles(_build(n, lv, "branchfree").body))
     return _build(n, best, spec.variant)
 
 
 def _build(n: int, levels: int, variant: str) -> Kernel:
-    p = Program()
+    """The cheaper of the possible layouts: a 1-level routine may run without a stack frame
+    (spilling only into the result buffer) or with one (more spill room)."""
+    options = []
     if levels == 1:
-        _run_base(p, _z_slots((n + 1) // 2, 2 * n), variant, n, Src(), Src())
-        return Kernel(p, {"a": 28, "b": 26, "r": 30}, [f"1 level of Karatsuba, base {n} bytes"])
+        try:
+            p = Program()
+            _run_base(p, _z_slots((n + 1) // 2, 2 * n), variant, n, Src(), Src())
+            options.append(Kernel(p, {"a": 28, "b": 26, "r": 30},
+                                  [f"1 level of Karatsuba, base {n} bytes, no stack frame"]))
+        except AllocationError:
+            pass
+    try:
+        options.append(_build_framed(n, levels, variant))
+    except AllocationError:
+        if not options:
+            raise
+    return min(options, key=lambda k: _nominal_cycles(k.body))
+
+
+def _build_framed(n: int, levels: int, variant: str) -> Kernel:
+    p = Program()
     frame = Frame()
     body = Program()
     emit_mul_node(body, n, levels, Loc("a"), Loc("b"), Loc("r"), frame, variant)
@@ -519,7 +536,7 @@ def _build(n: int, levels: int, variant: str) -> Kernel:
     p.phase(f"stack frame: entry pointers and {size - 6} bytes of temporaries")
     p.in_(28, 0x3D)
     p.in_(29, 0x3E)
-    _add_const(p, 28, (-size) & 0xFFFF if size > 63 else 0) if size > 63 else p.sbiw(28, size)
+    _add_const(p, 28, (-size) & 0xFFFF)
     _set_sp_atomic(p)
     for name, lo in (("r", 24), ("a", 22), ("b", 20)):
         p.std(Mem("Y", disp=1 + ARG_SLOT[name]), lo, comment=f"save pointer {name}")

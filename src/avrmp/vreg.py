@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .isa import _SPEC, IsaError, Mem
+from .isa import _SPEC, Instr, IsaError, Mem
 from .program import Comment, Label, Program
 
 
@@ -188,6 +188,7 @@ def allocate(
         if isinstance(it, VInstr) and it.mnemonic == "std" and isinstance(it.operands[1], V):
             final_store.setdefault(it.operands[1].id, (pos, it.operands[0]))
     st = _State()
+    by_id = {v.id: v for reads, writes in effects for v in (*reads, *writes)}
     free = list(pool)
     in_diamond = False
     cursor = {vid: 0 for vid in uses}
@@ -250,6 +251,14 @@ def allocate(
         free.remove(reg)
         return reg
 
+    def rescue(ptrs: set[str], pos: int, pinned: set[int]) -> None:
+        """A pointer is about to change: values whose only copy is reached through it come back
+        into registers first."""
+        for vid, mem in list(st.clean.items()):
+            if mem.ptr in ptrs and vid not in st.reg_of and next_use(vid, pos) < 10**9:
+                v = by_id[vid]
+                place(v, pos, pinned | {vid}, reload=True)
+
     def place(v: V, pos: int, pinned: set[int], reload: bool) -> int:
         reg = st.reg_of.get(v.id)
         if reg is not None:
@@ -282,6 +291,7 @@ def allocate(
             out.items.append(it)
             continue
         if isinstance(it, Release):
+            rescue({p for p, pair in _PTRS.items() if set(pair) & set(it.regs)}, pos, set())
             for m in list(slot_free_until):  # memory reached through that pointer is gone
                 if set(_PTRS[m.ptr]) & set(it.regs) and m not in slots_in_use:
                     del slot_free_until[m]
@@ -321,8 +331,13 @@ def allocate(
             )
             stored = it.operands[1] if it.mnemonic == "std" else None
             if not (isinstance(stored, V) and st.clean.get(stored.id) == it.operands[0]):
-                ins = out.emit(it.mnemonic, *ops, comment=it.comment)
-                moved = {p for p, (lo, hi) in _PTRS.items() if ins.writes & {lo, hi}}
+                written = Instr.make(it.mnemonic, *ops).writes
+                moved = {p for p, (lo, hi) in _PTRS.items() if written & {lo, hi}}
+                if moved:
+                    rescue(moved, pos, pinned)
+                    ops = tuple(st.reg_of[o.id] if isinstance(o, V) else q
+                                for o, q in zip(it.operands, ops))
+                out.emit(it.mnemonic, *ops, comment=it.comment)
                 for vid, mem in list(st.clean.items()):  # a moved pointer voids memory copies
                     if mem.ptr in moved:
                         del st.clean[vid]
