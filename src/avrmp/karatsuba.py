@@ -23,6 +23,7 @@ Variants: branch-free code adds (M xor t) + (t & 1); branched code jumps to an A
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from .blocks import emit_abs_diff, emit_add_chain, emit_product
@@ -117,6 +118,64 @@ def emit_ripple(p: VProgram, h: list[V], d: V, f: V) -> None:
         p.emit("add" if i == 0 else "adc", hi, d if i == 0 else f)
 
 
+def emit_mul_regs(p: VProgram, a: list[V], b: list[V], zero: V, variant: str,
+                  addend: list[V] = (), karatsuba_from: int = 0) -> list[V]:
+    """a * b + addend for register-resident byte strings, a and b left intact.  Short products
+    use product scanning; long ones one more Karatsuba level, all in (virtual) registers, so no
+    memory traffic beyond what the allocator spills.  karatsuba_from: the shortest product that
+    takes another Karatsuba level (0: none, product scanning throughout)."""
+    m = len(a)
+    if not karatsuba_from or m < karatsuba_from or len(b) != m:
+        return emit_product(p, a, b, zero, addend)
+    k = (m + 1) // 2
+    h = m - k
+    p.phase(f"in registers: {m}x{m} bytes by Karatsuba")
+    L = emit_mul_regs(p, a[:k], b[:k], zero, variant, karatsuba_from=karatsuba_from)
+    a, b = [_copy(p, a[:k]) + a[k:], _copy(p, b[:k]) + b[k:]]  # the differences go in place
+    assert len(L) == 2 * k
+    low = _copy(p, L[:k])  # U is built in place over L_0: the result's low bytes are a copy
+    carry_e = None
+    if addend:
+        emit_add_chain(p, low, addend[:k], zero)  # R_0 = L_0 + E_0
+        carry_e = p.v("ce")
+        p.clr(carry_e)
+        p.rol(carry_e)
+    mask_a = emit_abs_diff(p, a[:k], a[k:], zero)
+    mask_b = emit_abs_diff(p, b[:k], b[k:], zero)
+    p.eor(mask_a, mask_b)
+    t = mask_a
+    if variant == "branched":
+        p.bst(t, 0)
+    Hb = emit_mul_regs(p, a[k:], b[k:], zero, variant, L[k:], karatsuba_from)
+    M = emit_mul_regs(p, a[:k], b[:k], zero, variant, karatsuba_from=karatsuba_from)
+    u = L[:k] + Hb[:k]
+    if carry_e is not None:
+        p.lsr(carry_e)
+    emit_add_chain(p, u, Hb[: 2 * k], zero, carry_in=carry_e is not None)
+    d = p.v("d")
+    p.clr(d)
+    p.rol(d)
+    if len(addend) > k:
+        emit_add_chain(p, u, addend[k:], zero)  # U += E_1
+        p.adc(d, zero)
+    f = emit_signed_add(p, u, M, t, zero, variant, d)
+    top = Hb[k : 2 * h]
+    assert len(top) == 2 * m - 3 * k
+    if top:
+        emit_ripple(p, top, d, f)
+    return low + u + top
+
+
+def _copy(p: VProgram, vs: list[V]) -> list[V]:
+    """Fresh registers holding the same bytes (MOVW for pairs where the allocator can)."""
+    out = [p.v("cp") for _ in vs]
+    for i in range(0, len(vs) - 1, 2):
+        p.copy_pair(out[i], out[i + 1], vs[i], vs[i + 1])
+    if len(vs) % 2:
+        p.mov(out[-1], vs[-1])
+    return out
+
+
 def _free_y(p: VProgram, scratch: int) -> None:
     """The operands are loaded: Y either points at the frame's scratch bytes (for spills) or
     joins the register pool."""
@@ -139,6 +198,7 @@ def emit_base(
     addend_off: int | None = None,
     parent: bool = False,
     scratch: int = 0,
+    karatsuba_from: int = 0,
 ) -> None:
     """One Karatsuba level in registers for m-byte operands (see module docstring).
 
@@ -171,7 +231,7 @@ def emit_base(
     b_lo = b_all[:k] if b.absdiff else _load_x(p, k, "b", 0)
 
     p.phase(f"L = A_l * B_l ({k}x{k} bytes)")
-    L = emit_product(p, a_lo, b_lo, zero)
+    L = emit_mul_regs(p, a_lo, b_lo, zero, variant, karatsuba_from=karatsuba_from)
     assert len(L) == 2 * k
     carry_e = None
     if addend_off is not None:
@@ -202,10 +262,10 @@ def emit_base(
         p.bst(t, 0, comment="T = t")
 
     p.phase(f"Hbar = A_h * B_h + L_1 ({h}x{h} bytes)")
-    Hb = emit_product(p, a_hi, b_hi, zero, addend=L[k:])
+    Hb = emit_mul_regs(p, a_hi, b_hi, zero, variant, L[k:], karatsuba_from)
 
     p.phase(f"M = |A_l - A_h| * |B_l - B_h| ({k}x{k} bytes)")
-    M = emit_product(p, a_lo, b_lo, zero)
+    M = emit_mul_regs(p, a_lo, b_lo, zero, variant, karatsuba_from=karatsuba_from)
 
     p.phase("U = (L_0 | Hbar_lo) + Hbar")
     low = L[:k]
@@ -368,10 +428,12 @@ def _run_base(p: Program, spill: list[Mem], variant: str, *args, **kw) -> None:
     falls back to the branch-free add/subtract (still constant time)."""
     best = None
     scratch = kw.pop("scratch", 0)
+    m = args[0]
+    inner = [0] + ([(m + 1) // 2] if (m + 1) // 2 >= 6 else [])
     for v in (variant, "branchfree") if variant == "branched" else (variant,):
-        for s in {scratch, 0}:
+        for s, kf in itertools.product(sorted({scratch, 0}), inner):
             vp = VProgram()
-            emit_base(vp, *args, variant=v, scratch=s, **kw)
+            emit_base(vp, *args, variant=v, scratch=s, karatsuba_from=kf, **kw)
             trial = Program()
             try:
                 allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=p)
