@@ -312,14 +312,16 @@ def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, w: int = 4) -> None
     p.clr(c1)
     p.clr(c2)
     p.com(t, comment="t = 0xFF now means: subtract M")
-    hbar_lo: dict[int, V] = {}  # Hbar_lo[i] is y_i and later x_{k+i}: load it once
+    # Hbar_lo[i] is y_i and later x_{k+i}; Hbar_hi[i] is y_{k+i} and later a top byte: each is
+    # loaded once (the allocator reloads it for free if it must make room).
+    hbar: dict[int, V] = {}
 
     def load(off: int, name: str) -> V:
-        if off in hbar_lo:
-            return hbar_lo.pop(off)
+        if off in hbar:
+            return hbar.pop(off)
         v = _load_z(p, off, 1, name)[0]
-        if 2 * k <= off < 3 * k:
-            hbar_lo[off] = v
+        if 2 * k <= off < 4 * k:
+            hbar[off] = v
         return v
 
     for j in range(0, 2 * k, w):
@@ -345,7 +347,7 @@ def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, w: int = 4) -> None
     p.add(c1, c2)
     p.add(c1, t, comment="d = carries + sign extension")
     p.adc(t, zero, comment="f = sign of d")
-    top = _load_z(p, 3 * k, k, "hb")
+    top = [load(3 * k + i, "hb") for i in range(k)]
     emit_ripple(p, top, c1, t)
     _store_z(p, 3 * k, top, "r")
 
