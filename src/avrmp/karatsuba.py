@@ -195,16 +195,21 @@ def emit_base(
     b: Src,
     variant: str,
     out_off: int = 0,
-    addend_off: int | None = None,
+    addend: int | list[V] | None = None,
     parent: bool = False,
     scratch: int = 0,
     karatsuba_from: int = 0,
-) -> None:
+    keep_high: bool = False,
+    free_pointers: bool = True,
+) -> list[V] | None:
     """One Karatsuba level in registers for m-byte operands (see module docstring).
 
-    addend_off: add the m bytes at Z+addend_off to the product (the parent's L_1, refined Karatsuba).
-    parent: instead of storing the product, finish the parent's combination (this base is the
-    parent's M; the parent's result is at Z+0 and its k is m)."""
+    addend: add m bytes to the product (the parent's L_1, refined Karatsuba): the bytes at
+    Z+addend, or registers.  parent: instead of storing the product, finish the parent's
+    combination (this base is the parent's M; the parent's result is at Z+0 and its k is m).
+    keep_high: store only the product's low m bytes and return the high m in registers (they are
+    the parent's L_1, the next base's addend).  free_pointers: give X and Y to the allocator once
+    the operands are loaded (else X is left at b+m and Y at a)."""
     k = (m + 1) // 2
     h = m - k
     zero = p.v("zero")
@@ -223,9 +228,9 @@ def emit_base(
     if a.absdiff and b.absdiff:
         p.eor(mask_a, mask_b, comment="the parent's t")
         parent_t = mask_a
-    if b.absdiff:
+    if b.absdiff and free_pointers:
         p.release(26, 27)
-    if a.absdiff:
+    if a.absdiff and free_pointers:
         _free_y(p, scratch)
     a_lo = a_all[:k] if a.absdiff else _load_y(p, a.off, range(k), "a")
     b_lo = b_all[:k] if b.absdiff else _load_x(p, k, "b", 0)
@@ -234,9 +239,9 @@ def emit_base(
     L = emit_mul_regs(p, a_lo, b_lo, zero, variant, karatsuba_from=karatsuba_from)
     assert len(L) == 2 * k
     carry_e = None
-    if addend_off is not None:
+    if addend is not None:
         p.phase("R_0 = L_0 + E_0 (the parent's addend)")
-        e0 = _load_z(p, addend_off, k, "e")
+        e0 = _copy(p, addend[:k]) if isinstance(addend, list) else _load_z(p, addend, k, "e")
         emit_add_chain(p, e0, L[:k], zero)
         carry_e = p.v("ce")
         p.clr(carry_e)
@@ -249,9 +254,9 @@ def emit_base(
 
     a_hi = a_all[k:] if a.absdiff else _load_y(p, a.off, range(k, m), "a")
     b_hi = b_all[k:] if b.absdiff else _load_x(p, h, "b", k)
-    if not b.absdiff:
+    if not b.absdiff and free_pointers:
         p.release(26, 27)
-    if not a.absdiff:
+    if not a.absdiff and free_pointers:
         _free_y(p, scratch)
     p.phase("|A_l - A_h|, |B_l - B_h|, t")
     mask_al = emit_abs_diff(p, a_lo, a_hi, zero)
@@ -268,13 +273,8 @@ def emit_base(
     M = emit_mul_regs(p, a_lo, b_lo, zero, variant, karatsuba_from=karatsuba_from)
 
     p.phase("U = (L_0 | Hbar_lo) + Hbar")
-    low = L[:k]
-    if parent:  # L_0 is also M's low part: build U in a copy
-        low = [p.v("u") for _ in range(k)]
-        for i in range(0, k - 1, 2):
-            p.copy_pair(low[i], low[i + 1], L[i], L[i + 1])
-        if k % 2:
-            p.mov(low[-1], L[k - 1])
+    # L_0 is also part of the result unless already stored: then U is built in a copy.
+    low = _copy(p, L[:k]) if parent else L[:k]
     u = low + Hb[:k]
     if carry_e is not None:
         p.lsr(carry_e, comment="C = carry of L_0 + E_0")
@@ -282,9 +282,9 @@ def emit_base(
     d = p.v("d")
     p.clr(d)
     p.rol(d)
-    if addend_off is not None:
+    if addend is not None:
         p.phase("U += E_1")
-        e1 = _load_z(p, addend_off + k, m - k, "e")
+        e1 = addend[k:] if isinstance(addend, list) else _load_z(p, addend + k, m - k, "e")
         emit_add_chain(p, u, e1, zero)
         p.adc(d, zero)
     p.phase("U -/+= M; merge carry, borrow and sign into (d, f)")
@@ -295,10 +295,14 @@ def emit_base(
         p.phase("top bytes: Hbar_hi + (d, f)")
         emit_ripple(p, top, d, f)
     product = L[:k] + u + top
+    if keep_high:
+        _store_z(p, out_off + k, u[: m - k], "r")
+        return (u + top)[m - k :]
     if not parent:
         _store_z(p, out_off + k, u + top, "r")
-        return
+        return None
     emit_combine(p, m, lambda i: product[i], parent_t, zero)
+    return None
 
 
 def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, w: int = 4) -> None:
@@ -426,16 +430,23 @@ def _run_block(p: Program, vp: VProgram, spill: list[Mem]) -> None:
 
 
 def _run_base(p: Program, spill: list[Mem], variant: str, *args, **kw) -> None:
-    """A base block; a branched base whose add/subtract diamond does not fit in the registers
-    falls back to the branch-free add/subtract (still constant time)."""
-    best = None
     scratch = kw.pop("scratch", 0)
-    m = args[0]
+    _run_best(p, spill, variant, scratch, args[0],
+              lambda vp, v, s, kf: emit_base(vp, *args, variant=v, scratch=s,
+                                             karatsuba_from=kf, **kw))
+
+
+def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, emit) -> None:
+    """Emit a block in its cheapest form.  Tried: spilling into the frame's scratch or not, an
+    extra Karatsuba level inside the register products or not; a branched block whose
+    add/subtract diamond does not fit in the registers falls back to branch-free arithmetic
+    (still constant time)."""
+    best = None
     inner = [0] + ([(m + 1) // 2] if (m + 1) // 2 >= 6 else [])
     for v in (variant, "branchfree") if variant == "branched" else (variant,):
         for s, kf in itertools.product(sorted({scratch, 0}), inner):
             vp = VProgram()
-            emit_base(vp, *args, variant=v, scratch=s, karatsuba_from=kf, **kw)
+            emit(vp, v, s, kf)
             trial = Program()
             try:
                 allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=p)
@@ -470,13 +481,11 @@ def emit_mul_node(
         _run_base(p, _z_slots((n + 1) // 2, 2 * n), variant, n, Src(), Src(), scratch=SCRATCH)
         return
     p.comment(f"=== {8 * n}-bit Karatsuba level ({levels} levels): L = A_l * B_l ===")
-    emit_mul_node(p, k, levels - 1, a, b, out, frame, variant)
-    p.comment(f"=== {8 * n}-bit level: Hbar = A_h * B_h + L_1 ===")
     if levels == 2:
-        set_pointers(p, X=b + k, Y=a + k, Z=out + k)
-        _run_base(p, _z_slots(k + (k + 1) // 2, 3 * k), variant, k, Src(), Src(),
-                  out_off=k, addend_off=0, scratch=SCRATCH)
+        _emit_l_and_h(p, k, a, b, out, variant)
     else:
+        emit_mul_node(p, k, levels - 1, a, b, out, frame, variant)
+        p.comment(f"=== {8 * n}-bit level: Hbar = A_h * B_h + L_1 ===")
         emit_mul_node(p, k, levels - 1, a + k, b + k, out + 2 * k, frame, variant)
         set_pointers(p, Z=out + k)
         vp = VProgram()
@@ -501,6 +510,34 @@ def emit_mul_node(
     emit_mem_combine(vp, k, m_off=prod.off - diffs.off)
     _run_block(p, vp, [])
     frame.free(diffs)
+
+
+def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str) -> None:
+    """L = A_l B_l and Hbar = A_h B_h + L_1 by two bases: either as separate blocks (L_1 goes
+    through memory), or as one block that hands L_1 over in registers; the cheaper wins."""
+    separate = Program()
+    set_pointers(separate, X=b, Y=a, Z=out)
+    _run_base(separate, _z_slots((k + 1) // 2, 2 * k), variant, k, Src(), Src(), scratch=SCRATCH)
+    separate.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1 ===")
+    set_pointers(separate, X=b + k, Y=a + k, Z=out + k)
+    _run_base(separate, _z_slots(k + (k + 1) // 2, 3 * k), variant, k, Src(), Src(),
+              out_off=k, addend=0, scratch=SCRATCH)
+
+    def both(vp: VProgram, v: str, s: int, kf: int) -> None:
+        l1 = emit_base(vp, k, Src(), Src(), v, keep_high=True, free_pointers=False,
+                       karatsuba_from=kf)
+        vp.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1, L_1 still in registers ===")
+        vp.adiw(28, k, comment="Y -> A_h; X already points at B_h")
+        emit_base(vp, k, Src(), Src(), v, out_off=2 * k, addend=l1, scratch=s, karatsuba_from=kf)
+
+    joint = Program()
+    try:
+        set_pointers(joint, X=b, Y=a, Z=out)
+        _run_best(joint, _z_slots((k + 1) // 2, 4 * k), variant, SCRATCH, k, both)
+    except AllocationError:
+        joint = None
+    best = separate if joint is None or _nominal_cycles(separate) <= _nominal_cycles(joint) else joint
+    p.extend(best)
 
 
 def emit_mem_add_l1(p: VProgram, k: int, w: int = 8) -> None:
