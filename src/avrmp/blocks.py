@@ -64,6 +64,25 @@ class Accumulator:
             p.adc(r[i], self.zero)
         self.bound = new_bound
 
+    def add_at(self, i: int, reg, comment: str = "") -> None:
+        """acc += reg * 256^i for a single byte."""
+        p, r = self.p, self.regs
+        new_bound = self.bound + (0xFF << (8 * i))
+        if new_bound >= 1 << (8 * len(r)):
+            raise AssertionError("accumulator overflow")
+        if not self.valid[i] and not self.bound >> (8 * i):
+            p.mov(r[i], reg, comment=comment)  # that byte is zero and nothing can carry into it
+            self.valid[i] = True
+        else:
+            self.ensure(i)
+            p.add(r[i], reg, comment=comment)
+            for j in range(i + 1, len(r)):
+                if (new_bound >> (8 * j)) == 0:
+                    break
+                self.ensure(j)
+                p.adc(r[j], self.zero)
+        self.bound = new_bound
+
     def add_product(self, comment: str = "") -> None:
         """acc += r1:r0 (the MUL result)."""
         self.add(0, 1, PRODUCT_MAX, comment)
@@ -316,18 +335,23 @@ def emit_add_chain(p, dst: Sequence, src: Sequence, zero, carry_in: bool = False
 
 
 def emit_product(p, a: Sequence, b: Sequence, zero, addend: Sequence = ()) -> list:
-    """Product scanning of two register-resident byte strings (plus a short addend at the low end)
-    into fresh registers; returns exactly as many result bytes as the value can need."""
+    """Product scanning of two register-resident byte strings, plus an addend at the low end
+    (whose registers are consumed: its first two bytes become the accumulator), into fresh
+    registers; returns exactly as many result bytes as the value can need."""
     na, nb = len(a), len(b)
     acc = Accumulator(p, [p.v("c"), p.v("c"), p.v("c")], zero)
+    for i, e in enumerate(addend[:2]):
+        acc.regs[i] = e
+        acc.valid[i] = True
+        acc.bound += 0xFF << (8 * i)
     out = []
     for k in range(max(na + nb - 1, len(addend))):
-        if k < len(addend):
-            acc.add(addend[k], None, 0xFF, comment="+ addend")
         lo, hi = max(0, k - nb + 1), min(k, na - 1)
         for i in range(lo, hi + 1):
             p.mul(a[i], b[k - i], comment=f"{a[i].name}*{b[k - i].name}")
             acc.add_product()
+        if 2 <= k + 1 < len(addend):  # the next column's addend byte, while its carry is cheap
+            acc.add_at(1, addend[k + 1], comment="+ addend")
         acc.ensure(0)
         out.append(acc.regs[0])
         acc.shift_out(p.v("c"))
