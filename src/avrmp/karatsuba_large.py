@@ -21,7 +21,7 @@ bytes through X/Y/Z in chunks with the carries parked in registers.  Squaring al
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from .abi import _argument_moves
 from .errors import AvrmpError
@@ -386,13 +386,13 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool) -> int:
     return size
 
 
-@lru_cache(maxsize=None)
+@cache
 def leaf_kernel(op: str, nbytes: int, variant: str) -> Kernel:
     if op == "mul":
         from .karatsuba import karatsuba_mul
 
         return karatsuba_mul(Spec("mul", 8 * nbytes, "karatsuba", variant=variant))
-    from .karatsuba_sqr import build_fixed, best_fixed
+    from .karatsuba_sqr import best_fixed, build_fixed
 
     return build_fixed(nbytes, *best_fixed(nbytes))
 
@@ -434,9 +434,9 @@ def build(n: int, op: str, levels: int, variant: str, far: bool | None = None) -
     p.ret()
     p.label("kl_done")
     notes = [
-        f"{levels} Karatsuba memory level{'s' if levels > 1 else ''} as subroutines over a "
-        f"{8 * leaf}-bit leaf (each size emitted once, called for L, H and M); "
-        f"level frames {stack - 2 * levels} bytes in total",
+        (f"{levels} Karatsuba memory level{'s' if levels > 1 else ''} as subroutines over a "
+         f"{8 * leaf}-bit leaf (each size emitted once, called for L, H and M); "
+         f"level frames {stack - 2 * levels} bytes in total"),
         *(f"leaf: {note}" for note in kern.notes),
     ]
     return Kernel(p, {}, notes)

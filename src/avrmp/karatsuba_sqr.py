@@ -24,8 +24,20 @@ from __future__ import annotations
 from .blocks import emit_abs_diff, emit_add_chain, emit_square
 from .errors import AvrmpError
 from .karatsuba import (
-    ARG_SLOT, BASE_POOL, Frame, Loc, SCRATCH, _add_const, _free_y, _load_y, _load_z,
-    _set_sp_atomic, _store_z, _z_slots, emit_ripple, set_pointers,
+    ARG_SLOT,
+    BASE_POOL,
+    SCRATCH,
+    Frame,
+    Loc,
+    _add_const,
+    _free_y,
+    _load_y,
+    _load_z,
+    _set_sp_atomic,
+    _store_z,
+    _z_slots,
+    emit_ripple,
+    set_pointers,
 )
 from .kernel import Kernel
 from .program import Mem, Program
@@ -240,7 +252,7 @@ def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc
     vp = VProgram()
     zero = vp.v("zero")
     vp.clr(zero)
-    emit_sqr_combine(vp, k, lambda i: _load_y(vp, i, range(0, 1), "m")[0], zero)
+    emit_sqr_combine(vp, k, lambda i: _load_y(vp, i, range(1), "m")[0], zero)
     allocate(vp, BASE_POOL, p)
     frame.free(diff)
 
