@@ -220,6 +220,10 @@ def test_static_cycles_follow_calls_and_jumps() -> None:
     loop.label("top")
     loop.rjmp("top")
     assert loop.static_cycles() is None
+    recursion = Program()
+    recursion.label("f")
+    recursion.rcall("f")
+    assert recursion.static_cycles() is None
     outside = Program()
     outside.rcall("elsewhere")
     assert outside.static_cycles() is None

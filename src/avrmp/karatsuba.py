@@ -241,7 +241,7 @@ def emit_base(
     carry_e = None
     if addend is not None:
         p.phase("R_0 = L_0 + E_0 (the parent's addend)")
-        e0 = _copy(p, addend[:k]) if isinstance(addend, list) else _load_z(p, addend, k, "e")
+        e0 = addend[:k] if isinstance(addend, list) else _load_z(p, addend, k, "e")
         emit_add_chain(p, e0, L[:k], zero)
         carry_e = p.v("ce")
         p.clr(carry_e)

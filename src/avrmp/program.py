@@ -34,8 +34,8 @@ class Comment:
 
 Item = Union[Instr, Label, Comment]
 
-# static_cycles gives up on code that runs longer than this (an unconditional loop).
-_MAX_STATIC_STEPS = 10_000_000
+# static_cycles gives up on recursion deeper than this.
+_MAX_CALL_DEPTH = 64
 
 # Python keywords and builtins that are also mnemonics get a trailing underscore: p.and_, p.or_, p.in_.
 _ALIASES = {"and_": "and", "or_": "or", "in_": "in"}
@@ -119,15 +119,15 @@ class Program:
         skip, or leaves the program (then only simulation knows)."""
         items = self.items
         where = {item.name: k for k, item in enumerate(items) if isinstance(item, Label)}
-        total, k, returns, executed = 0, 0, [], 0
+        total, k, returns = 0, 0, []
+        seen: set[tuple[int, tuple[int, ...]]] = set()  # (jump target, return stack)
         while k < len(items):
             item = items[k]
             k += 1
             if not isinstance(item, Instr):
                 continue
             c = item.cycles(core)
-            executed += 1
-            if c is None or executed > _MAX_STATIC_STEPS:
+            if c is None:
                 return None
             total += c
             if item.mnemonic in ("rjmp", "jmp", "rcall", "call"):
@@ -137,6 +137,10 @@ class Program:
                 if item.mnemonic in ("rcall", "call"):
                     returns.append(k)
                 k = target
+                state = (k, tuple(returns))
+                if state in seen or len(returns) > _MAX_CALL_DEPTH:
+                    return None  # without conditional branches this never ends
+                seen.add(state)
             elif item.mnemonic == "ret":
                 if not returns:
                     return total  # returns from the function itself
