@@ -429,14 +429,16 @@ def _run_block(p: Program, vp: VProgram, spill: list[Mem]) -> None:
     allocate(vp, BASE_POOL, p, spill_slots=spill)
 
 
-def _run_base(p: Program, spill: list[Mem], variant: str, *args, **kw) -> None:
+def _run_base(p: Program, spill: list[Mem], variant: str, *args, labels: Program | None = None,
+              **kw) -> None:
     scratch = kw.pop("scratch", 0)
     _run_best(p, spill, variant, scratch, args[0],
               lambda vp, v, s, kf: emit_base(vp, *args, variant=v, scratch=s,
-                                             karatsuba_from=kf, **kw))
+                                             karatsuba_from=kf, **kw), labels)
 
 
-def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, emit) -> None:
+def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, emit,
+              labels: Program | None = None) -> None:
     """Emit a block in its cheapest form.  Tried: spilling into the frame's scratch or not, an
     extra Karatsuba level inside the register products or not; a branched block whose
     add/subtract diamond does not fit in the registers falls back to branch-free arithmetic
@@ -449,7 +451,7 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
             emit(vp, v, s, kf)
             trial = Program()
             try:
-                allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=p)
+                allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=labels or p)
             except AllocationError:
                 continue
             cost = _nominal_cycles(trial)
@@ -517,11 +519,12 @@ def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str) ->
     through memory), or as one block that hands L_1 over in registers; the cheaper wins."""
     separate = Program()
     set_pointers(separate, X=b, Y=a, Z=out)
-    _run_base(separate, _z_slots((k + 1) // 2, 2 * k), variant, k, Src(), Src(), scratch=SCRATCH)
+    _run_base(separate, _z_slots((k + 1) // 2, 2 * k), variant, k, Src(), Src(), scratch=SCRATCH,
+              labels=p)
     separate.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1 ===")
     set_pointers(separate, X=b + k, Y=a + k, Z=out + k)
     _run_base(separate, _z_slots(k + (k + 1) // 2, 3 * k), variant, k, Src(), Src(),
-              out_off=k, addend=0, scratch=SCRATCH)
+              out_off=k, addend=0, scratch=SCRATCH, labels=p)
 
     def both(vp: VProgram, v: str, s: int, kf: int) -> None:
         l1 = emit_base(vp, k, Src(), Src(), v, keep_high=True, free_pointers=False,
@@ -533,7 +536,7 @@ def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str) ->
     joint = Program()
     try:
         set_pointers(joint, X=b, Y=a, Z=out)
-        _run_best(joint, _z_slots((k + 1) // 2, 4 * k), variant, SCRATCH, k, both)
+        _run_best(joint, _z_slots((k + 1) // 2, 4 * k), variant, SCRATCH, k, both, labels=p)
     except AllocationError:
         joint = None
     best = separate if joint is None or _nominal_cycles(separate) <= _nominal_cycles(joint) else joint
