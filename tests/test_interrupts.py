@@ -5,10 +5,10 @@ the harness ISR pushes registers and scribbles 24 bytes below SP.  Every boundar
 whole call is tried, all in one simulator batch.  A hand-written routine with a non-atomic SP update
 shows that the sweep catches the bug it is meant to catch.
 
-Limitation: the runner enters every call with SP at RAMEND (0x..FF), so a Karatsuba frame (under
-~240 bytes up to 256 bits) never changes SPH, and a non-atomic `out SPH; out SPL` in the generated
-code would go unseen by the sweep.  The static check of the OUT sequence covers that case until the
-runner can start calls at other SP values."""
+Karatsuba calls start with the caller's SP placed so that, after the return address and the saved
+registers, SP sits 8 bytes above a 256-byte boundary (atmega128): the frame allocation then changes
+SPH, and a non-atomic `out SPH; out SPL` would be exposed.  The generated routine with its CLI
+removed is swept too, to show the check has teeth."""
 
 from __future__ import annotations
 
@@ -26,44 +26,71 @@ from avrmp.verify import oracle
 
 ASM = Path(__file__).parent / "asm"
 
+
+def stack_top(saved_registers: int) -> int:
+    """Caller's SP such that the frame below the saved registers crosses 0x1000 (atmega128)."""
+    return 0x1000 + 8 + saved_registers + 2
+
 pytestmark = pytest.mark.skipif(
     shutil.which("avr-gcc") is None, reason="needs gcc-avr, avr-libc, simavr, libsimavr-dev"
 )
 
 
-def sweep(fw: Firmware, call: Call) -> tuple[Measurement, list[Measurement]]:
+def sweep(fw: Firmware, call: Call, top: int | None = None) -> tuple[Measurement, list[Measurement]]:
     """The call without interrupt, then once with an interrupt after each instruction 1..N."""
-    base = run_batch(fw, [call])[0]
+    base = run_batch(fw, [call], stack_top=top)[0]
     assert base.error is None and not base.irq_taken
     calls = [Call(call.operands, call.result_len, call.int_args, irq_at=k)
              for k in range(1, base.instructions + 1)]
-    return base, run_batch(fw, calls)
+    return base, run_batch(fw, calls, stack_top=top)
 
 
-def karatsuba_firmware(bits: int, levels: int, variant: str, tmp: Path) -> Firmware:
+def karatsuba_firmware(bits: int, levels: int, variant: str, tmp: Path,
+                       drop_cli: bool = False) -> tuple[Firmware, int]:
+    """The routine's firmware and the stack top that makes its frame cross a page boundary."""
     spec = Spec("mul", bits, "karatsuba", variant=variant, levels=levels)
     routine = generate(spec)
     assert "cli" in routine.asm and "out 62" in routine.asm  # moves SP: the case under test
     asm, _ = write_routine(routine, tmp)
-    return build_firmware(asm, spec.symbol, spec.mcu, tmp)
+    if drop_cli:
+        asm.write_text(routine.asm.replace("\tcli\n", "\tnop\n"))
+    return build_firmware(asm, spec.symbol, spec.mcu, tmp), stack_top(len(routine.saved))
+
+
+def test_sweep_catches_generated_code_without_cli(tmp_path) -> None:
+    """The 128-bit routine with its CLIs replaced by NOPs: the frame moves SP across a 256-byte
+    boundary non-atomically, and some interrupt position must break the call."""
+    fw, top = karatsuba_firmware(128, 2, "branchfree", tmp_path, drop_cli=True)
+    rng = random.Random(5)
+    a, b = rng.randbytes(16), rng.randbytes(16)
+    expected = oracle("mul", 16, (a, b))
+    base, ms = sweep(fw, Call((a, b), 32), top)
+    assert base.result == expected  # fine without interrupts
+    assert any(not sp_in_frame(m, base, top) for m in ms)
+
+
+def sp_in_frame(m: Measurement, base: Measurement, top: int) -> bool:
+    """The interrupt found SP inside the routine's own stack range (never half-updated)."""
+    return top - 2 - base.stack_depth <= m.irq_sp <= top
 
 
 @pytest.mark.parametrize("variant", ["branchfree", "branched"])
 @pytest.mark.parametrize("bits, levels", [(128, 2), (256, 3)])
 def test_karatsuba_survives_interrupt_at_every_boundary(bits, levels, variant, tmp_path) -> None:
-    fw = karatsuba_firmware(bits, levels, variant, tmp_path)
+    fw, top = karatsuba_firmware(bits, levels, variant, tmp_path)
     n = bits // 8
     rng = random.Random(bits * 31 + levels)
     a, b = rng.randbytes(n), rng.randbytes(n)
     expected = oracle("mul", n, (a, b))
-    base, ms = sweep(fw, Call((a, b), 2 * n))
+    base, ms = sweep(fw, Call((a, b), 2 * n), top)
     assert base.result == expected
     assert base.stack_depth > 16  # a real stack frame below the saved registers
     assert len(ms) == base.instructions > 1000
     bad = []
     for k, m in enumerate(ms, start=1):
         ok = (m.error is None and m.irq_taken and m.result == expected and m.callee_saved_ok
-              and m.r1_zero and m.sp_ok and not m.bad_writes and m.inputs_unmodified)
+              and m.r1_zero and m.sp_ok and not m.bad_writes and m.inputs_unmodified
+              and sp_in_frame(m, base, top))
         if not ok:
             bad.append((k, m))
     assert not bad, (

@@ -266,15 +266,6 @@ def test_rendering() -> None:
 
 # ------------------------------------------------------------------ determinism
 
-# vreg.allocate releases dead values in `for v in {*reads, *writes}`: a set of V objects, hashed by
-# identity, so the free-list order (and with it the register names) varies between calls.  Cycle
-# counts are unaffected, the text is not.  Remove this marker once the iteration is ordered.
-_VREG_ORDER = pytest.mark.xfail(
-    reason="vreg.allocate iterates a set of V objects (identity hash): register names vary",
-    raises=AssertionError,
-    strict=False,
-)
-
 DETERMINISM_SPECS = [
     Spec("mul", 128, "product-scanning"),
     Spec("sqr", 96, "product-scanning"),
@@ -291,8 +282,7 @@ DETERMINISM_SPECS = [
 
 
 def _param(spec: Spec):
-    marks = [_VREG_ORDER] if spec.algo == "karatsuba" else []
-    return pytest.param(spec, marks=marks, id=f"{spec.symbol}-{spec.levels}-{spec.mcu}")
+    return pytest.param(spec, id=f"{spec.symbol}-{spec.levels}-{spec.mcu}")
 
 
 def _digest(spec: Spec) -> str:
@@ -341,6 +331,5 @@ def test_same_text_across_processes() -> None:
     _across_processes([s for s in DETERMINISM_SPECS if s.algo != "karatsuba"])
 
 
-@_VREG_ORDER
 def test_same_text_across_processes_karatsuba() -> None:
     _across_processes([s for s in DETERMINISM_SPECS if s.algo == "karatsuba"])

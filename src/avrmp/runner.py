@@ -49,6 +49,7 @@ class Measurement:
     clobbered_regs: tuple[int, ...]
     error: str | None
     irq_taken: bool = False
+    irq_sp: int | None = None  # the routine's SP when the interrupt was taken
 
 
 def cache_dir() -> Path:
@@ -136,9 +137,11 @@ def _batch_text(fw: Firmware, calls: Sequence[Call], max_cycles: int) -> str:
 
 
 def run_batch(
-    fw: Firmware, calls: Sequence[Call], *, max_cycles: int = 10_000_000
+    fw: Firmware, calls: Sequence[Call], *, max_cycles: int = 10_000_000,
+    stack_top: int | None = None,
 ) -> list[Measurement]:
-    """Run every call in one simulator process; one Measurement per call, in order."""
+    """Run every call in one simulator process; one Measurement per call, in order.
+    stack_top: the caller's SP (default RAMEND)."""
     if not calls:
         return []
     if not Path(fw.elf).is_file():
@@ -149,7 +152,7 @@ def run_batch(
     text = _batch_text(fw, calls, max_cycles)
     try:
         proc = subprocess.run(
-            [str(host), str(fw.elf), fw.mcu],
+            [str(host), str(fw.elf), fw.mcu, *([str(stack_top)] if stack_top else [])],
             input=text,
             capture_output=True,
             text=True,
@@ -192,6 +195,7 @@ def run_batch(
                 clobbered_regs=tuple(d["clobbered_regs"]),
                 error=d["error"],
                 irq_taken=d["irq_taken"],
+                irq_sp=d["irq_sp"] if d["irq_sp"] >= 0 else None,
             )
         )
     if len(out) != len(calls):

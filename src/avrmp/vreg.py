@@ -362,7 +362,7 @@ def allocate(
             for vid, mem in list(st.clean.items()):
                 if mem == it.operands[0] and not (isinstance(stored, V) and vid == stored.id):
                     del st.clean[vid]
-        for v in {*reads, *writes}:
+        for v in dict.fromkeys([*reads, *writes]):
             if v.id in st.reg_of and last_use(v.id) <= pos and v.id not in live_out_ids:
                 release(st.reg_of[v.id])
                 st.clean.pop(v.id, None)

@@ -222,8 +222,8 @@ static uint32_t sp_get(avr_t *avr)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s FIRMWARE.elf MCU < batch\n", argv[0]);
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: %s FIRMWARE.elf MCU [STACK_TOP] < batch\n", argv[0]);
 		return 2;
 	}
 	/* keep simavr's chatter off the JSON channel */
@@ -275,6 +275,9 @@ int main(int argc, char **argv)
 
 	uint32_t ramstart = avr->ioend + 1;
 	uint32_t ramend = avr->ramend;
+	/* The caller's SP (default RAMEND); a top with a small low byte makes a frame cross a
+	 * 256-byte boundary, so a non-atomic update of SPH/SPL becomes visible to interrupts. */
+	uint32_t sptop = argc == 4 ? (uint32_t)strtoul(argv[3], NULL, 0) : ramend;
 	int asz = avr->address_size ? avr->address_size : 2;
 	uint32_t codeend = fw.flashbase + fw.flashsize;
 	uint32_t vec_addr = IRQ_VECTOR * avr->vector_size;
@@ -289,7 +292,9 @@ int main(int argc, char **argv)
 	}
 	uint32_t buf_end = p;
 	uint32_t min_stack = 48; /* room for the harness and ISR */
-	if (buf_end + min_stack > ramend) {
+	if (sptop > ramend)
+		fatal("stack top above RAMEND");
+	if (buf_end + min_stack > sptop) {
 		char msg[256];
 		snprintf(msg, sizeof msg,
 			 "operand buffers need %u bytes of SRAM plus stack but %s has %u bytes",
@@ -372,7 +377,7 @@ int main(int argc, char **argv)
 		uint8_t saved[32];
 		memcpy(saved, avr->data, 32);
 		uint8_t en_saved = avr->data[IRQ_ENABLE_ADDR];
-		sp_set(avr, ramend);
+		sp_set(avr, sptop);
 		for (int i = 0; i < 8; i++)
 			avr->sreg[i] = 0;
 		avr->interrupt_state = 0;
@@ -387,7 +392,7 @@ int main(int argc, char **argv)
 		trace_t t;
 		t.pc_hash = FNV_OFFSET;
 		t.addr_hash = FNV_OFFSET;
-		t.s0 = ramend;
+		t.s0 = sptop;
 		t.r_lo = r_addr;
 		t.r_hi = r_addr + rlen;
 		t.buf_end = buf_end;
@@ -399,9 +404,10 @@ int main(int argc, char **argv)
 		uint64_t c0 = avr->cycle;
 		uint64_t cb_cycle = 0, ce_cycle = 0;
 		int cb_seen = 0, ce_seen = 0;
-		uint32_t minsp = ramend;
+		uint32_t minsp = sptop;
 		long long ninstr = -1; /* the harness CALL is not counted */
 		int in_isr = 0, irq_raised = 0, irq_taken = 0;
+		long irq_sp = -1; /* the routine's SP when the interrupt came (before the vector push) */
 
 		for (;;) {
 			uint32_t pc = avr->pc;
@@ -479,6 +485,7 @@ int main(int argc, char **argv)
 			}
 			if (irq_raised && !irq_taken && avr->pc == vec_addr) {
 				irq_taken = 1;
+				irq_sp = (long)sp_get(avr) + asz;
 				in_isr = 1;
 				avr->data[IRQ_ENABLE_ADDR] = en_saved;
 			}
@@ -508,7 +515,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < nops; i++)
 			if (memcmp(avr->data + op_addr[i], opbuf[i], oplen[i]))
 				inputs_ok = 0;
-		long long depth = (long long)ramend - minsp - asz;
+		long long depth = (long long)sptop - minsp - asz;
 		if (depth < 0)
 			depth = 0;
 
@@ -519,13 +526,14 @@ int main(int argc, char **argv)
 			"\", \"abi_cycles\": %llu, \"core_cycles\": %llu, \"stack_depth\": %lld, "
 			"\"pc_digest\": \"%016llx\", \"addr_digest\": \"%016llx\", "
 			"\"instructions\": %lld, \"callee_saved_ok\": %s, \"r1_zero\": %s, "
-			"\"sp_ok\": %s, \"inputs_unmodified\": %s, \"irq_taken\": %s, \"bad_writes\": [",
+			"\"sp_ok\": %s, \"inputs_unmodified\": %s, \"irq_taken\": %s, \"irq_sp\": %ld, "
+			"\"bad_writes\": [",
 			(unsigned long long)abi, (unsigned long long)core, depth,
 			(unsigned long long)t.pc_hash, (unsigned long long)t.addr_hash,
 			ninstr < 0 ? 0 : ninstr, cs_ok ? "true" : "false",
 			avr->data[1] == 0 ? "true" : "false",
-			sp_get(avr) == ramend ? "true" : "false", inputs_ok ? "true" : "false",
-			irq_taken ? "true" : "false");
+			sp_get(avr) == sptop ? "true" : "false", inputs_ok ? "true" : "false",
+			irq_taken ? "true" : "false", irq_sp);
 		for (int i = 0; i < t.nbad; i++)
 			fprintf(out, "%s%u", i ? ", " : "", t.bad[i]);
 		fprintf(out, "], \"clobbered_regs\": [");
