@@ -325,6 +325,11 @@ def best_fixed(n: int, levels: int | None = None) -> tuple[int, bool]:
 
 
 def karatsuba_sqr(spec: Spec) -> Kernel:
+    if spec.variant == "branched":
+        raise AvrmpError(
+            "--variant branched: Karatsuba squaring has no sign to branch on; "
+            "use --variant branchfree"
+        )
     n = spec.operand_bytes
     from . import karatsuba_large
 
