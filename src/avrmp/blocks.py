@@ -21,18 +21,29 @@ class Accumulator:
     lazily, only when a carry can actually reach them.
     """
 
-    def __init__(self, p: Program, regs: Sequence[int], zero: int) -> None:
+    def __init__(self, p: Program, regs: Sequence[int], zero: int, zero_hi=None,
+                 fresh=None) -> None:
+        """zero_hi: a register pairing with `zero` for MOVW, and fresh: a supply of new registers
+        for the tops of later columns; together they let one MOVW clear two tops at once."""
         self.p, self.regs, self.zero = p, list(regs), zero
         self.bound = 0
         self.valid = [False] * len(self.regs)
+        self.zero_hi, self.fresh = zero_hi, fresh
+        self.next_tops: list = []  # registers already cleared for the coming columns
 
     def _limb_bound(self, i: int) -> int:
         return self.bound >> (8 * i)
 
     def ensure(self, i: int) -> None:
-        if not self.valid[i]:
+        if self.valid[i]:
+            return
+        if self.zero_hi is not None and self.fresh is not None and not self.next_tops:
+            ahead = self.fresh()
+            self.p.copy_pair(self.regs[i], ahead, self.zero, self.zero_hi, comment="clear two")
+            self.next_tops.append(ahead)
+        else:
             self.p.clr(self.regs[i])
-            self.valid[i] = True
+        self.valid[i] = True
 
     def add(self, lo: int, hi: int | None, value_max: int, comment: str = "") -> None:
         """acc += hi:lo (hi None for a single byte), where the added value is at most value_max."""
@@ -104,8 +115,12 @@ class Accumulator:
         the dropped register itself) as the new top register, logically zero."""
         low = self.regs.pop(0)
         self.valid.pop(0)
-        self.regs.append(low if new_top is None else new_top)
-        self.valid.append(False)
+        if new_top is None and self.next_tops:
+            self.regs.append(self.next_tops.pop(0))
+            self.valid.append(True)
+        else:
+            self.regs.append(low if new_top is None else new_top)
+            self.valid.append(False)
         self.bound >>= 8
         return low
 
@@ -334,12 +349,12 @@ def emit_add_chain(p, dst: Sequence, src: Sequence, zero, carry_in: bool = False
         p.emit("add" if first else "adc", d, src[i] if i < len(src) else zero)
 
 
-def emit_product(p, a: Sequence, b: Sequence, zero, addend: Sequence = ()) -> list:
+def emit_product(p, a: Sequence, b: Sequence, zero, addend: Sequence = (), zero_hi=None) -> list:
     """Product scanning of two register-resident byte strings, plus an addend at the low end
     (whose registers are consumed: its first two bytes become the accumulator), into fresh
     registers; returns exactly as many result bytes as the value can need."""
     na, nb = len(a), len(b)
-    acc = Accumulator(p, [p.v("c"), p.v("c"), p.v("c")], zero)
+    acc = Accumulator(p, [p.v("c"), p.v("c"), p.v("c")], zero, zero_hi, lambda: p.v("c"))
     for i, e in enumerate(addend[:2]):
         acc.regs[i] = e
         acc.valid[i] = True
@@ -354,11 +369,11 @@ def emit_product(p, a: Sequence, b: Sequence, zero, addend: Sequence = ()) -> li
             acc.add_at(1, addend[k + 1], comment="+ addend")
         acc.ensure(0)
         out.append(acc.regs[0])
-        acc.shift_out(p.v("c"))
+        acc.shift_out(None if acc.next_tops else p.v("c"))
     while acc.bound:
         acc.ensure(0)
         out.append(acc.regs[0])
-        acc.shift_out(p.v("c"))
+        acc.shift_out(None if acc.next_tops else p.v("c"))
     return out
 
 

@@ -51,6 +51,8 @@ _SAME_DEFINES = {"eor", "sub", "sbc"}
 
 
 def _reads_writes(ins: VInstr) -> tuple[list[V], list[V]]:
+    if ins.mnemonic == "clr_pair":
+        return [], list(ins.operands)
     if ins.mnemonic == "copy_pair":
         d0, d1, s0, s1 = ins.operands
         return [v for v in (s0, s1) if isinstance(v, V)], [d0, d1]
@@ -101,6 +103,10 @@ class VProgram:
     def copy_pair(self, d0, d1, s0, s1, comment: str = "") -> None:
         """d1:d0 = s1:s0; one MOVW when the allocator can pair the registers."""
         self.items.append(VInstr("copy_pair", (d0, d1, s0, s1), comment))
+
+    def clr_pair(self, d0: V, d1: V) -> None:
+        """d0 = d1 = 0, in an aligned register pair if one is free (a MOVW source later)."""
+        self.items.append(VInstr("clr_pair", (d0, d1)))
 
     def comment(self, text: str) -> None:
         self.items.append(Comment(text))
@@ -321,6 +327,16 @@ def allocate(
             place(v, pos, pinned, reload=True)
         if it.mnemonic == "copy_pair":
             _emit_copy_pair(it, st, free, out, pos, pinned, place, take)
+        elif it.mnemonic == "clr_pair":
+            d0, d1 = it.operands
+            pair = next((r for r in sorted(free) if r % 2 == 0 and r + 1 in free), None)
+            if pair is not None:
+                for v, r in ((d0, pair), (d1, pair + 1)):
+                    free.remove(r)
+                    st.reg_of[v.id] = r
+                    st.holder[r] = v
+            for v in (d0, d1):
+                out.clr(place(v, pos, pinned, reload=False))
         else:
             for v in writes:
                 place(v, pos, pinned, reload=False)
