@@ -603,6 +603,57 @@ def _level_options(n: int) -> list[int]:
     return opts
 
 
+def padded_mul(n: int, n_pad: int, inner: Kernel) -> Kernel:
+    """n-byte operands through a routine for n_pad > n bytes: the operands are copied into the
+    stack frame with zero bytes on top, the inner routine multiplies the copies into the frame,
+    and the low 2n bytes of its result are copied out.  For sizes no Karatsuba split fits."""
+    from .abi import _argument_moves
+
+    a_off, b_off, r_off = 2, 2 + n_pad, 2 + 2 * n_pad  # after the saved result pointer
+    size = r_off + 2 * n_pad
+    p = Program()
+    p.phase(f"frame: {n}-byte operands padded to {n_pad} bytes, and the padded product")
+    p.in_(28, 0x3D)
+    p.in_(29, 0x3E)
+    _add_const(p, 28, (-size) & 0xFFFF)
+    _set_sp_atomic(p)
+    p.std(Mem("Y", disp=1), 24, comment="save pointer r")
+    p.std(Mem("Y", disp=2), 25)
+    p.movw(26, 28)
+    _add_const(p, 26, 1 + a_off)
+    for src, name in ((22, "a"), (20, "b")):
+        p.phase(f"copy {name} and zero its top {n_pad - n} byte(s)")
+        p.movw(30, src)
+        for _ in range(n):
+            p.ld(0, Mem("Z", "+"))
+            p.st(Mem("X", "+"), 0)
+        for _ in range(n - n_pad, 0):
+            p.st(Mem("X", "+"), 1, comment="r1 is zero on entry")
+    p.movw(24, 28)
+    _add_const(p, 24, 1 + r_off)
+    for lo, off in ((22, a_off), (20, b_off)):
+        p.movw(26, 28)
+        _add_const(p, 26, 1 + off)
+        p.movw(lo, 26)
+    _argument_moves(p, inner.args)
+    p.comment(f"=== the {8 * n_pad}-bit routine on the padded copies ===")
+    p.extend(inner.body)
+    p.phase(f"copy the low {2 * n} bytes of the product out")
+    p.in_(28, 0x3D)
+    p.in_(29, 0x3E)
+    p.ldd(26, Mem("Y", disp=1))
+    p.ldd(27, Mem("Y", disp=2))
+    p.movw(30, 28)
+    _add_const(p, 30, 1 + r_off)
+    for _ in range(2 * n):
+        p.ld(0, Mem("Z", "+"))
+        p.st(Mem("X", "+"), 0)
+    p.phase("release the frame")
+    _add_const(p, 28, size)
+    _set_sp_atomic(p)
+    return Kernel(p, {}, [f"operands padded from {n} to {n_pad} bytes", *inner.notes])
+
+
 def karatsuba_mul(spec: Spec) -> Kernel:
     n = spec.operand_bytes
     options = _level_options(n)

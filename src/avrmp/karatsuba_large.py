@@ -225,8 +225,9 @@ def _pass_combine(k: int, subtract_only: bool, w: int = 8) -> VProgram:
         p.com(t, comment="t = 0xFF now means: subtract M")
     p.movw(0, 26, comment="park the M pointer in r1:r0")
     p.phase(f"U = (L_0 | Hbar_lo) + Hbar {'-' if subtract_only else '-/+'} M, {2 * k} bytes")
-    for j in range(0, 2 * k, w):
-        cols = range(j, min(j + w, 2 * k))
+    # Chunks never straddle k: below it x comes from L_0, above it from Hbar_lo.
+    for j in [*range(0, k, w), *range(k, 2 * k, w)]:
+        cols = range(j, min(j + w, k if j < k else 2 * k))
         if j < k:
             p.movw(26, 24, comment="X -> L_0")
             xs = []
@@ -397,7 +398,12 @@ def leaf_kernel(op: str, nbytes: int, variant: str) -> Kernel:
     return build_fixed(nbytes, *best_fixed(nbytes))
 
 
-def level_options(n: int) -> list[int]:
+def level_options(n: int, op: str = "mul") -> list[int]:
+    """Memory levels that halve n down to a leaf the fixed-size routines support."""
+    from .karatsuba import _level_options
+    from .karatsuba_sqr import structures
+
+    leaf_ok = _level_options if op == "mul" else structures
     out = []
     for levels in range(1, 8):
         if n % (1 << levels):
@@ -405,7 +411,7 @@ def level_options(n: int) -> list[int]:
         leaf = n >> levels
         if leaf < 8:
             break
-        if leaf <= LEAF_MAX:
+        if leaf <= LEAF_MAX and leaf_ok(leaf):
             out.append(levels)
     return out
 
@@ -444,7 +450,7 @@ def build(n: int, op: str, levels: int, variant: str, far: bool | None = None) -
 
 def large_kernel(spec: Spec) -> Kernel:
     n = spec.operand_bytes
-    options = level_options(n)
+    options = level_options(n, spec.op)
     if not options:
         raise AvrmpError(
             f"--bits {spec.bits}: large Karatsuba needs a size that halves evenly down to a "
@@ -466,10 +472,26 @@ def large_kernel(spec: Spec) -> Kernel:
 def karatsuba_mul_any(spec: Spec) -> Kernel:
     """`--algo karatsuba` multiplication: the fixed-size routine up to 256 bits, memory levels over
     it above."""
-    if is_large(spec.operand_bytes):
-        return large_kernel(spec)
-    from .karatsuba import karatsuba_mul
+    from dataclasses import replace
 
+    from .karatsuba import _level_options, karatsuba_mul, padded_mul
+
+    def supported(n: int) -> bool:
+        return bool(level_options(n)) if is_large(n) else bool(_level_options(n))
+
+    n = spec.operand_bytes
+    if not supported(n):
+        # No split fits (an odd size above the largest base): run the next size that has one
+        # on zero-padded copies.
+        if spec.levels is not None:
+            raise AvrmpError(
+                f"--levels: {spec.bits}-bit Karatsuba has no split of its own (it runs on "
+                f"zero-padded operands); leave --levels out"
+            )
+        n_pad = next(m for m in range(n + 1, 2 * n + 2) if supported(m))
+        return padded_mul(n, n_pad, karatsuba_mul_any(replace(spec, bits=8 * n_pad, name="")))
+    if is_large(n):
+        return large_kernel(spec)
     return karatsuba_mul(spec)
 
 
@@ -482,6 +504,8 @@ def stack_estimate(spec: Spec) -> int:
     n = spec.operand_bytes
     if spec.algo != "karatsuba" or spec.op not in ("mul", "sqr") or not is_large(n):
         return 0
-    options = level_options(n)
+    options = level_options(n, spec.op)
+    if not options:  # runs on zero-padded copies (see karatsuba_mul_any): a rough upper bound
+        return 8 * n + LEAF_STACK
     levels = max(options) if spec.levels is None else spec.levels
     return sum(_layout(n >> i, spec.op)["size"] + 2 for i in range(levels)) + 2 + LEAF_STACK
