@@ -158,6 +158,14 @@ def markdown(rows: Sequence[Row]) -> str:
             f"| {r.op} | {r.bits} | {algo} | {r.variant} | {r.core_cycles} | {r.abi_cycles} | "
             f"{r.code_bytes} | {r.stack_bytes} | {r.ld} | {r.st} | {r.mul} | {ok} | {_ref_text(r)} |"
         )
+    total = sum(r.tests for r in rows)
+    seconds = sum(r.verify_seconds for r in rows)
+    lines += ["", f"Verification harness: {len(rows)} routines, {total} inputs, {seconds:.1f} s of "
+              "simulation in all" + "".join(
+                  f"; {r.op} {r.bits} {r.algo} {r.variant}: {r.tests} inputs in "
+                  f"{r.verify_seconds:.2f} s" for r in rows
+                  if (r.op, r.bits, r.algo, r.variant) == ("mul", 256, "karatsuba", "branchfree"))
+              + "."]
     return "\n".join(lines) + "\n"
 
 
