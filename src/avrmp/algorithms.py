@@ -68,8 +68,16 @@ class Algorithm:
 
 
 def _registry() -> dict[str, Algorithm]:
-    from . import addsub, hybrid, looped, operand_caching, schoolbook
-    from . import karatsuba, karatsuba_large, karatsuba_sqr, rps
+    from . import (
+        addsub,
+        hybrid,
+        karatsuba_large,
+        karatsuba_sqr,
+        looped,
+        operand_caching,
+        rps,
+        schoolbook,
+    )
 
     algos = [
         Algorithm(

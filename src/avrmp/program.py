@@ -8,12 +8,13 @@ a MUL clobbered it: `add; mul; adc` is a silent bug on AVR, because MUL writes C
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Union
+from typing import Union
 
 from .isa import _SPEC, Instr, IsaError, Mem
 
-__all__ = ["Program", "Label", "Comment", "Mem", "IsaError", "PointerWindow"]
+__all__ = ["Comment", "IsaError", "Label", "Mem", "PointerWindow", "Program"]
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class Comment:
         return f"\t; {self.text}"
 
 
-Item = Union[Instr, Label, Comment]
+Item = Instr | Label | Comment
 
 # static_cycles gives up on recursion deeper than this.
 _MAX_CALL_DEPTH = 64
@@ -41,39 +42,21 @@ _MAX_CALL_DEPTH = 64
 _ALIASES = {"and_": "and", "or_": "or", "in_": "in"}
 
 
-class Program:
-    """An instruction sequence under construction."""
+class Emitter:
+    """What every instruction list offers kernels: `p.adc(d, r)` and friends for each mnemonic,
+    phase comments and fresh label names.  Subclasses provide `items`, `_labels` and `emit`."""
 
-    def __init__(self) -> None:
-        self.items: list[Item] = []
-        self._last_carry_writer: Instr | None = None
-        self._labels = 0
-        self._label_names: set[str] = set()
+    items: list
+    _labels: int
 
-    # --- emission ---
-    def emit(self, mnemonic: str, *operands: object, comment: str = "") -> Instr:
-        ins = Instr.make(mnemonic, *operands, comment=comment)
-        if ins.reads_carry and self._last_carry_writer is not None:
-            if self._last_carry_writer.mnemonic.startswith("mul"):
-                raise IsaError(f"{mnemonic} would consume the carry clobbered by the preceding MUL")
-        if ins.writes_carry:
-            self._last_carry_writer = ins
-        self.items.append(ins)
-        return ins
+    def emit(self, mnemonic: str, *operands: object, comment: str = ""):
+        raise NotImplementedError
 
-    def __getattr__(self, name: str) -> Callable[..., Instr]:
+    def __getattr__(self, name: str) -> Callable[..., object]:
         mnemonic = _ALIASES.get(name, name)
         if mnemonic not in _SPEC:
             raise AttributeError(name)
         return lambda *ops, comment="": self.emit(mnemonic, *ops, comment=comment)
-
-    def copy_pair(self, d0: int, d1: int, s0: int, s1: int, comment: str = "") -> None:
-        """d1:d0 = s1:s0, with one MOVW when both pairs are aligned."""
-        if d0 % 2 == 0 and d1 == d0 + 1 and s0 % 2 == 0 and s1 == s0 + 1:
-            self.movw(d0, s0, comment=comment)
-        else:
-            self.mov(d0, s0, comment=comment)
-            self.mov(d1, s1)
 
     def comment(self, text: str) -> None:
         self.items.append(Comment(text))
@@ -85,6 +68,35 @@ class Program:
     def new_label(self, hint: str) -> str:
         self._labels += 1
         return f"{hint}{self._labels}"
+
+
+class Program(Emitter):
+    """An instruction sequence under construction."""
+
+    def __init__(self) -> None:
+        self.items: list[Item] = []
+        self._last_carry_writer: Instr | None = None
+        self._labels = 0
+        self._label_names: set[str] = set()
+
+    # --- emission ---
+    def emit(self, mnemonic: str, *operands: object, comment: str = "") -> Instr:
+        ins = Instr.make(mnemonic, *operands, comment=comment)
+        last = self._last_carry_writer
+        if ins.reads_carry and last is not None and last.mnemonic.startswith("mul"):
+            raise IsaError(f"{mnemonic} would consume the carry clobbered by the preceding MUL")
+        if ins.writes_carry:
+            self._last_carry_writer = ins
+        self.items.append(ins)
+        return ins
+
+    def copy_pair(self, d0: int, d1: int, s0: int, s1: int, comment: str = "") -> None:
+        """d1:d0 = s1:s0, with one MOVW when both pairs are aligned."""
+        if d0 % 2 == 0 and d1 == d0 + 1 and s0 % 2 == 0 and s1 == s0 + 1:
+            self.movw(d0, s0, comment=comment)
+        else:
+            self.mov(d0, s0, comment=comment)
+            self.mov(d1, s1)
 
     def label(self, name: str) -> None:
         if name in self._label_names:

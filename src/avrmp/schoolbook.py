@@ -129,4 +129,4 @@ def operand_scanning_mul(spec: Spec) -> Kernel:
 
 
 # Products are bounded by PRODUCT_MAX; re-exported for kernels that reason about bounds.
-__all__ = ["product_scanning_mul", "product_scanning_sqr", "operand_scanning_mul", "PRODUCT_MAX"]
+__all__ = ["PRODUCT_MAX", "operand_scanning_mul", "product_scanning_mul", "product_scanning_sqr"]

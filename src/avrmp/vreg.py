@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .isa import _SPEC, Instr, IsaError, Mem
-from .program import Comment, Label, Program
+from .program import Comment, Emitter, Label, Program
 
 
 class V:
@@ -74,7 +74,7 @@ def _reads_writes(ins: VInstr) -> tuple[list[V], list[V]]:
     return vs, writes
 
 
-class VProgram:
+class VProgram(Emitter):
     """Like Program, but register operands may be virtual registers."""
 
     def __init__(self) -> None:
@@ -94,12 +94,6 @@ class VProgram:
             raise IsaError(f"unknown instruction {mnemonic!r}")
         self.items.append(VInstr(mnemonic, tuple(operands), comment))
 
-    def __getattr__(self, name: str):
-        mnemonic = {"and_": "and", "or_": "or", "in_": "in"}.get(name, name)
-        if mnemonic not in _SPEC:
-            raise AttributeError(name)
-        return lambda *ops, comment="": self.emit(mnemonic, *ops, comment=comment)
-
     def copy_pair(self, d0, d1, s0, s1, comment: str = "") -> None:
         """d1:d0 = s1:s0; one MOVW when the allocator can pair the registers."""
         self.items.append(VInstr("copy_pair", (d0, d1, s0, s1), comment))
@@ -107,16 +101,6 @@ class VProgram:
     def clr_pair(self, d0: V, d1: V) -> None:
         """d0 = d1 = 0, in an aligned register pair if one is free (a MOVW source later)."""
         self.items.append(VInstr("clr_pair", (d0, d1)))
-
-    def comment(self, text: str) -> None:
-        self.items.append(Comment(text))
-
-    def phase(self, text: str) -> None:
-        self.items.append(Comment(f"--- {text} ---"))
-
-    def new_label(self, hint: str) -> str:
-        self._labels += 1
-        return f"{hint}{self._labels}"
 
     def label(self, name: str) -> None:
         self.items.append(Label(name))
