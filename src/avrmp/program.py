@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Union
 
 from .isa import _SPEC, Instr, IsaError, Mem
 
