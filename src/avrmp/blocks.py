@@ -498,3 +498,121 @@ def emit_square(p, a: Sequence, zero, addend: Sequence = ()) -> list:
                 out.append(mat(x[t]))
     assert acc.bound == 0
     return out
+
+
+def _rows_cost(na: int, nb: int, addend: int) -> int:
+    """Non-MUL cycles of emit_product_rows with rows over a (nb products each)."""
+    row = 3 * nb - (nb % 2)
+    first = row if addend else 2 * nb - (nb % 2)
+    return first + (na - 1) * row
+
+
+def rows_apply(na: int, nb: int, addend: int = 0) -> bool:
+    """Whether emit_product_rows has a row-wise schedule for these lengths (else it falls back to
+    product scanning)."""
+    return min(na, nb) >= 2 and (addend == 0 or addend in (na, nb))
+
+
+def emit_product_rows(p, a: Sequence, b: Sequence, zero, addend: Sequence = (),
+                      zero_hi=None) -> list:
+    """a * b (+ addend at the low end), emit_product's contract, by rows (operand scanning) whose
+    products are added straight into the result with carry chains that never ripple through zero.
+
+    Row i adds a_i * B (k = len(B) products at byte offsets i+j) to R, which holds i+k bytes and
+    will hold i+k+1.  Products of one parity of j (the "temps" T_j, ending with the top one
+    T_{k-1}) are parked by MOVW; every other product D_j is added as soon as it is computed:
+
+        ADD R[i+j], lo ; ADC R[i+j+1], hi ; ADC R[i+j+2], T_{j+1}.hi ; ADC R[i+j+3], T_{j+3}.lo
+        ADC T_{j+3}.hi, zero
+
+    A product's high byte is at most 0xFE, so the final ADC cannot overflow: the carry stops
+    there and that byte is added into R by the next chain.  The last chain ends in T_{k-1}.hi,
+    which becomes R[i+k] itself (R < 2^(8(i+k+1)) after the row, so nothing carries out).  At the
+    low end, odd k takes D_0 and D_1 (D_0 absorbs T_2.lo, its carry stops in T_2.hi); even k adds
+    T_1.lo with its own two-instruction chain.  Each row costs 3k-1 (odd k) or 3k cycles besides
+    the MULs, and no accumulator byte is ever cleared.  The first row (without an addend) is placed:
+    products of even j by MOVW, the others added with their carry stopping in the next product's
+    high byte.  Falls back to emit_product where `rows_apply` says no."""
+    na, nb, ne = len(a), len(b), len(addend)
+    if not rows_apply(na, nb, ne):
+        return emit_product(p, a, b, zero, addend, zero_hi)
+    # Rows over the operand that makes the schedule cheaper (an addend must fit the first row).
+    options = [(x, y) for x, y in ((a, b), (b, a)) if ne in (0, len(y))]
+    a, b = min(options, key=lambda o: (_rows_cost(len(o[0]), len(o[1]), ne), -len(o[1]) % 2))
+    na, nb = len(a), len(b)
+    k = nb
+    bound = ((1 << (8 * na)) - 1) * ((1 << (8 * nb)) - 1) + ((1 << (8 * ne)) - 1)
+    nres = (bound.bit_length() + 7) // 8
+
+    def mul(i: int, j: int) -> None:
+        p.mul(a[i], b[j], comment=f"{a[i].name}*{b[j].name}")
+
+    def park(i: int, j: int) -> tuple:
+        mul(i, j)
+        t = (p.v("t"), p.v("t"))
+        p.copy_pair(t[0], t[1], 0, 1)
+        return t
+
+    if ne:
+        R = list(addend)
+        first = 0
+    else:
+        # Row 0 placed: even j by MOVW (disjoint pairs), odd j added, carry into the next hi byte.
+        R = [p.v("c") for _ in range(k + 1)]
+        for j in range(0, k, 2):
+            mul(0, j)
+            p.copy_pair(R[j], R[j + 1], 0, 1)
+        for j in range(1, k, 2):
+            mul(0, j)
+            p.add(R[j], 0)
+            if j + 1 < k:
+                p.adc(R[j + 1], 1)
+                p.adc(R[j + 2], zero)  # R[j+2] is the high byte of a_0 b_{j+1}: no overflow
+            else:  # the top product: R[k] is new
+                p.adc(1, zero)
+                p.mov(R[k], 1)
+        first = 1
+    def temp(T: dict, i: int, j: int) -> tuple:
+        if j not in T:
+            T[j] = park(i, j)
+        return T[j]
+
+    def chain(T: dict, i: int, j: int, lo_tail: bool) -> None:
+        """D_j of row i, its carry absorbed from position i+j+2 on."""
+        mul(i, j)
+        p.add(R[i + j], 0)
+        p.adc(R[i + j + 1], 1)
+        if j + 2 == k:  # the top: T_{k-1}.hi becomes R[i+k]
+            p.adc(T[k - 1][1], zero)
+            return
+        if lo_tail:  # D_0 of odd k: absorb T_2.lo, stop in T_2.hi
+            p.adc(R[i + j + 2], T[j + 2][0])
+            p.adc(T[j + 2][1], zero)
+            return
+        p.adc(R[i + j + 2], T[j + 1][1])
+        p.adc(R[i + j + 3], T[j + 3][0])
+        p.adc(T[j + 3][1], zero)
+
+    for i in range(first, na):
+        assert len(R) == i + k
+        T: dict[int, tuple] = {}
+        if k % 2:
+            temp(T, i, 2)
+            if k > 3:
+                temp(T, i, 4)
+            chain(T, i, 0, lo_tail=True)
+            for j in range(1, k - 1, 2):
+                if j + 5 <= k - 1:
+                    temp(T, i, j + 5)
+                chain(T, i, j, lo_tail=False)
+        else:
+            temp(T, i, 1)
+            p.add(R[i + 1], T[1][0], comment="T_1.lo")
+            p.adc(T[1][1], zero)
+            for j in range(0, k - 1, 2):
+                if j + 3 <= k - 1:
+                    temp(T, i, j + 3)
+                chain(T, i, j, lo_tail=False)
+        R.append(T[k - 1][1])
+    assert len(R) >= nres
+    return R[:nres]

@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from .blocks import emit_abs_diff, emit_add_chain, emit_product
+from .blocks import emit_abs_diff, emit_add_chain, emit_product, emit_product_rows
 from .errors import AvrmpError
 from .kernel import Kernel
 from .program import Mem, Program
@@ -34,6 +34,9 @@ from .spec import Spec
 from .vreg import AllocationError, V, VProgram, allocate
 
 BASE_POOL = list(range(2, 26))
+# Products up to this many bytes use the row-wise block by default; longer ones are tried both ways
+# (its MOVW temporaries need free register pairs, which long products may not leave).
+ROWS_UPTO = 5
 MAX_BASE = 16  # largest base size whose LDD displacements and registers stay manageable
 
 
@@ -119,19 +122,20 @@ def emit_ripple(p: VProgram, h: list[V], d: V, f: V) -> None:
 
 
 def emit_mul_regs(p: VProgram, a: list[V], b: list[V], zero: V, variant: str,
-                  addend: list[V] = (), karatsuba_from: int = 0, zero_hi: V | None = None
-                  ) -> list[V]:
+                  addend: list[V] = (), karatsuba_from: int = 0, zero_hi: V | None = None,
+                  rows_upto: int = ROWS_UPTO) -> list[V]:
     """a * b + addend for register-resident byte strings, a and b left intact.  Short products
-    use product scanning; long ones one more Karatsuba level, all in (virtual) registers, so no
-    memory traffic beyond what the allocator spills.  karatsuba_from: the shortest product that
-    takes another Karatsuba level (0: none, product scanning throughout)."""
+    use the row-wise block (up to rows_upto bytes) or product scanning; long ones one more
+    Karatsuba level, all in (virtual) registers, so no memory traffic beyond what the allocator
+    spills.  karatsuba_from: the shortest product that takes another Karatsuba level (0: none)."""
     m = len(a)
     if not karatsuba_from or m < karatsuba_from or len(b) != m:
-        return emit_product(p, a, b, zero, addend, zero_hi)
+        block = emit_product_rows if min(m, len(b)) <= rows_upto else emit_product
+        return block(p, a, b, zero, addend, zero_hi)
     k = (m + 1) // 2
     h = m - k
     p.phase(f"in registers: {m}x{m} bytes by Karatsuba")
-    L = emit_mul_regs(p, a[:k], b[:k], zero, variant, (), karatsuba_from, zero_hi)
+    L = emit_mul_regs(p, a[:k], b[:k], zero, variant, (), karatsuba_from, zero_hi, rows_upto)
     a, b = [_copy(p, a[:k]) + a[k:], _copy(p, b[:k]) + b[k:]]  # the differences go in place
     assert len(L) == 2 * k
     low = _copy(p, L[:k])  # U is built in place over L_0: the result's low bytes are a copy
@@ -147,8 +151,8 @@ def emit_mul_regs(p: VProgram, a: list[V], b: list[V], zero: V, variant: str,
     t = mask_a
     if variant == "branched":
         p.bst(t, 0)
-    Hb = emit_mul_regs(p, a[k:], b[k:], zero, variant, L[k:], karatsuba_from, zero_hi)
-    M = emit_mul_regs(p, a[:k], b[:k], zero, variant, (), karatsuba_from, zero_hi)
+    Hb = emit_mul_regs(p, a[k:], b[k:], zero, variant, L[k:], karatsuba_from, zero_hi, rows_upto)
+    M = emit_mul_regs(p, a[:k], b[:k], zero, variant, (), karatsuba_from, zero_hi, rows_upto)
     u = L[:k] + Hb[:k]
     if carry_e is not None:
         p.lsr(carry_e)
@@ -203,6 +207,7 @@ def emit_base(
     keep_high: bool = False,
     free_pointers: bool = True,
     pair_zero: bool = False,
+    rows_upto: int = ROWS_UPTO,
 ) -> list[V] | None:
     """One Karatsuba level in registers for m-byte operands (see module docstring).
 
@@ -242,7 +247,7 @@ def emit_base(
     b_lo = b_all[:k] if b.absdiff else _load_x(p, k, "b", 0)
 
     p.phase(f"L = A_l * B_l ({k}x{k} bytes)")
-    L = emit_mul_regs(p, a_lo, b_lo, zero, variant, (), karatsuba_from, zero_hi)
+    L = emit_mul_regs(p, a_lo, b_lo, zero, variant, (), karatsuba_from, zero_hi, rows_upto)
     assert len(L) == 2 * k
     carry_e = None
     if addend is not None:
@@ -273,10 +278,10 @@ def emit_base(
         p.bst(t, 0, comment="T = t")
 
     p.phase(f"Hbar = A_h * B_h + L_1 ({h}x{h} bytes)")
-    Hb = emit_mul_regs(p, a_hi, b_hi, zero, variant, L[k:], karatsuba_from, zero_hi)
+    Hb = emit_mul_regs(p, a_hi, b_hi, zero, variant, L[k:], karatsuba_from, zero_hi, rows_upto)
 
     p.phase(f"M = |A_l - A_h| * |B_l - B_h| ({k}x{k} bytes)")
-    M = emit_mul_regs(p, a_lo, b_lo, zero, variant, (), karatsuba_from, zero_hi)
+    M = emit_mul_regs(p, a_lo, b_lo, zero, variant, (), karatsuba_from, zero_hi, rows_upto)
 
     p.phase("U = (L_0 | Hbar_lo) + Hbar")
     # L_0 is also part of the result unless already stored: then U is built in a copy.
@@ -439,23 +444,28 @@ def _run_base(p: Program, spill: list[Mem], variant: str, *args, labels: Program
               **kw) -> None:
     scratch = kw.pop("scratch", 0)
     _run_best(p, spill, variant, scratch, args[0],
-              lambda vp, v, s, kf, pz: emit_base(vp, *args, variant=v, scratch=s,
-                                                 karatsuba_from=kf, pair_zero=pz, **kw), labels)
+              lambda vp, v, s, kf, pz, ru: emit_base(vp, *args, variant=v, scratch=s,
+                                                     karatsuba_from=kf, pair_zero=pz,
+                                                     rows_upto=ru, **kw), labels)
 
 
 def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, emit,
               labels: Program | None = None) -> None:
     """Emit a block in its cheapest form.  Tried: spilling into the frame's scratch or not, an
     extra Karatsuba level inside the register products or not, a zero register pair (one MOVW
-    clears two accumulator tops) or a single zero register; a branched block whose
+    clears two accumulator tops) or a single zero register, the row-wise block for products
+    longer than ROWS_UPTO bytes or product scanning for them; a branched block whose
     add/subtract diamond does not fit in the registers falls back to branch-free arithmetic
     (still constant time)."""
     best = None
     inner = [0] + ([(m + 1) // 2] if (m + 1) // 2 >= 6 else [])
+    # Small bases are cheap to generate: there product scanning is tried for the 4- and 5-byte
+    # products too (the row-wise block's MOVW temporaries may not find free pairs).
+    rows = [ROWS_UPTO] + ([3] if m <= 2 * ROWS_UPTO else [])
     for v in (variant, "branchfree") if variant == "branched" else (variant,):
-        for s, kf, pz in itertools.product(sorted({scratch, 0}), inner, (False, True)):
+        for s, kf, pz, ru in itertools.product(sorted({scratch, 0}), inner, (False, True), rows):
             vp = VProgram()
-            emit(vp, v, s, kf, pz)
+            emit(vp, v, s, kf, pz, ru)
             trial = Program()
             try:
                 allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=labels or p)
@@ -533,13 +543,13 @@ def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str) ->
     _run_base(separate, _z_slots(k + (k + 1) // 2, 3 * k), variant, k, Src(), Src(),
               out_off=k, addend=0, scratch=SCRATCH, labels=p)
 
-    def both(vp: VProgram, v: str, s: int, kf: int, pz: bool) -> None:
+    def both(vp: VProgram, v: str, s: int, kf: int, pz: bool, ru: int) -> None:
         l1 = emit_base(vp, k, Src(), Src(), v, keep_high=True, free_pointers=False,
-                       karatsuba_from=kf, pair_zero=pz)
+                       karatsuba_from=kf, pair_zero=pz, rows_upto=ru)
         vp.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1, L_1 still in registers ===")
         vp.adiw(28, k, comment="Y -> A_h; X already points at B_h")
         emit_base(vp, k, Src(), Src(), v, out_off=2 * k, addend=l1, scratch=s, karatsuba_from=kf,
-                  pair_zero=pz)
+                  pair_zero=pz, rows_upto=ru)
 
     joint = Program()
     try:
