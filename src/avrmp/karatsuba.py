@@ -193,6 +193,28 @@ def _free_y(p: VProgram, scratch: int) -> None:
         p.release(28, 29)
 
 
+def emit_low_half(p: VProgram, l0: list[V], addend, out_off: int, store: bool | None,
+                  zero: V) -> V | None:
+    """The result's low k bytes: L_0, or L_0 + E_0 when the parent hands down an addend (its bytes
+    at Z+addend, or registers).  Stored at Z+out_off unless `store` is false (the parent's M keeps
+    them).  Returns the register parking the carry of L_0 + E_0 (None without an addend)."""
+    k = len(l0)
+    if addend is None:
+        if store:
+            p.phase("store L_0")
+            _store_z(p, out_off, l0, "r")
+        return None
+    p.phase("R_0 = L_0 + E_0 (the parent's addend)")
+    e0 = addend[:k] if isinstance(addend, list) else _load_z(p, addend, k, "e")
+    emit_add_chain(p, e0, l0, zero)
+    carry_e = p.v("ce")
+    p.clr(carry_e)
+    p.rol(carry_e)
+    if store:
+        _store_z(p, out_off, e0, "r")
+    return carry_e
+
+
 def emit_base(
     p: VProgram,
     m: int,
@@ -249,19 +271,7 @@ def emit_base(
     p.phase(f"L = A_l * B_l ({k}x{k} bytes)")
     L = emit_mul_regs(p, a_lo, b_lo, zero, variant, (), karatsuba_from, zero_hi, rows_upto)
     assert len(L) == 2 * k
-    carry_e = None
-    if addend is not None:
-        p.phase("R_0 = L_0 + E_0 (the parent's addend)")
-        e0 = addend[:k] if isinstance(addend, list) else _load_z(p, addend, k, "e")
-        emit_add_chain(p, e0, L[:k], zero)
-        carry_e = p.v("ce")
-        p.clr(carry_e)
-        p.rol(carry_e)
-        if not parent:
-            _store_z(p, out_off, e0, "r")
-    elif not parent:
-        p.phase("store L_0")
-        _store_z(p, out_off, L[:k], "r")
+    carry_e = emit_low_half(p, L[:k], addend, out_off, not parent, zero)
 
     a_hi = a_all[k:] if a.absdiff else _load_y(p, a.off, range(k, m), "a")
     b_hi = b_all[k:] if b.absdiff else _load_x(p, h, "b", k)

@@ -36,6 +36,7 @@ from .karatsuba import (
     _set_sp_atomic,
     _store_z,
     _z_slots,
+    emit_low_half,
     emit_ripple,
     set_pointers,
 )
@@ -91,19 +92,7 @@ def emit_sqr_base(
     p.phase(f"L = A_l^2 ({k} bytes)")
     L = emit_square(p, a_lo, zero)
     assert len(L) == 2 * k
-    carry_e = None
-    if addend_off is not None:
-        p.phase("R_0 = L_0 + E_0 (the parent's addend)")
-        e0 = _load_z(p, addend_off, k, "e")
-        emit_add_chain(p, e0, L[:k], zero)
-        carry_e = p.v("ce")
-        p.clr(carry_e)
-        p.rol(carry_e)
-        if not parent:
-            _store_z(p, out_off, e0, "r")
-    elif not parent:
-        p.phase("store L_0")
-        _store_z(p, out_off, L[:k], "r")
+    carry_e = emit_low_half(p, L[:k], addend_off, out_off, not parent, zero)
     a_hi = a_all[k:] if absdiff else _load_y(p, src_off, range(k, m), "a")
     p.phase(f"Hbar = A_h^2 + L_1 ({h} bytes)")
     Hb = emit_square(p, a_hi, zero, addend=L[k:])
