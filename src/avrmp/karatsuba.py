@@ -215,6 +215,29 @@ def emit_low_half(p: VProgram, l0: list[V], addend, out_off: int, store: bool | 
     return carry_e
 
 
+def emit_u(p: VProgram, L: list[V], Hb: list[V], m: int, carry_e: V | None, addend,
+           keep_low: bool, zero: V) -> tuple[list[V], V]:
+    """U = (L_0 | Hbar_lo) + Hbar (+ E_1 and the carry of L_0 + E_0 with an addend), built in
+    place over L_0 and Hbar_lo (over a copy of L_0 when keep_low: L_0 is still needed).
+    Returns U and d, the register collecting U's carries."""
+    k = (m + 1) // 2
+    p.phase("U = (L_0 | Hbar_lo) + Hbar")
+    low = _copy(p, L[:k]) if keep_low else L[:k]
+    u = low + Hb[:k]
+    if carry_e is not None:
+        p.lsr(carry_e, comment="C = carry of L_0 + E_0")
+    emit_add_chain(p, u, Hb[: 2 * k], zero, carry_in=carry_e is not None)
+    d = p.v("d")
+    p.clr(d)
+    p.rol(d)
+    if addend is not None:
+        p.phase("U += E_1")
+        e1 = addend[k:] if isinstance(addend, list) else _load_z(p, addend + k, m - k, "e")
+        emit_add_chain(p, u, e1, zero)
+        p.adc(d, zero)
+    return u, d
+
+
 def emit_base(
     p: VProgram,
     m: int,
@@ -293,21 +316,7 @@ def emit_base(
     p.phase(f"M = |A_l - A_h| * |B_l - B_h| ({k}x{k} bytes)")
     M = emit_mul_regs(p, a_lo, b_lo, zero, variant, (), karatsuba_from, zero_hi, rows_upto)
 
-    p.phase("U = (L_0 | Hbar_lo) + Hbar")
-    # L_0 is also part of the result unless already stored: then U is built in a copy.
-    low = _copy(p, L[:k]) if parent else L[:k]
-    u = low + Hb[:k]
-    if carry_e is not None:
-        p.lsr(carry_e, comment="C = carry of L_0 + E_0")
-    emit_add_chain(p, u, Hb[: 2 * k], zero, carry_in=carry_e is not None)
-    d = p.v("d")
-    p.clr(d)
-    p.rol(d)
-    if addend is not None:
-        p.phase("U += E_1")
-        e1 = addend[k:] if isinstance(addend, list) else _load_z(p, addend + k, m - k, "e")
-        emit_add_chain(p, u, e1, zero)
-        p.adc(d, zero)
+    u, d = emit_u(p, L, Hb, m, carry_e, addend, parent, zero)
     p.phase("U -/+= M; merge carry, borrow and sign into (d, f)")
     f = emit_signed_add(p, u, M, t, zero, variant, d)
     top = Hb[k : 2 * h]

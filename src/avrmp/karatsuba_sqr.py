@@ -21,7 +21,7 @@ is thrown away).  Every block is straight-line code: branch-free by construction
 
 from __future__ import annotations
 
-from .blocks import emit_abs_diff, emit_add_chain, emit_square
+from .blocks import emit_abs_diff, emit_square
 from .errors import AvrmpError
 from .karatsuba import (
     ARG_SLOT,
@@ -38,6 +38,7 @@ from .karatsuba import (
     _z_slots,
     emit_low_half,
     emit_ripple,
+    emit_u,
     set_pointers,
 )
 from .kernel import Kernel
@@ -102,26 +103,7 @@ def emit_sqr_base(
         _free_y(p, scratch)
     p.phase(f"M = |A_l - A_h|^2 ({k} bytes)")
     M = emit_square(p, a_lo, zero)
-    p.phase("U = (L_0 | Hbar_lo) + Hbar")
-    low = L[:k]
-    if parent:  # L_0 is also the result's low part: build U in a copy
-        low = [p.v("u") for _ in range(k)]
-        for i in range(0, k - 1, 2):
-            p.copy_pair(low[i], low[i + 1], L[i], L[i + 1])
-        if k % 2:
-            p.mov(low[-1], L[k - 1])
-    u = low + Hb[:k]
-    if carry_e is not None:
-        p.lsr(carry_e, comment="C = carry of L_0 + E_0")
-    emit_add_chain(p, u, Hb[: 2 * k], zero, carry_in=carry_e is not None)
-    d = p.v("d")
-    p.clr(d)
-    p.rol(d)
-    if addend_off is not None:
-        p.phase("U += E_1")
-        e1 = _load_z(p, addend_off + k, m - k, "e")
-        emit_add_chain(p, u, e1, zero)
-        p.adc(d, zero)
+    u, d = emit_u(p, L, Hb, m, carry_e, addend_off, parent, zero)
     p.phase("U -= M; merge carry and borrow into (d, f)")
     for i, ui in enumerate(u):
         p.emit("sub" if i == 0 else "sbc", ui, M[i] if i < len(M) else zero)
