@@ -28,8 +28,9 @@ from dataclasses import dataclass
 
 from .blocks import emit_abs_diff, emit_add_chain, emit_product, emit_product_rows
 from .errors import AvrmpError
+from .isa import Instr
 from .kernel import Kernel
-from .program import Mem, Program
+from .program import Label, Mem, Program
 from .spec import Spec
 from .vreg import AllocationError, V, VProgram, allocate
 
@@ -123,46 +124,37 @@ def emit_ripple(p: VProgram, h: list[V], d: V, f: V) -> None:
 
 def emit_mul_regs(p: VProgram, a: list[V], b: list[V], zero: V, variant: str,
                   addend: list[V] = (), karatsuba_from: int = 0, zero_hi: V | None = None,
-                  rows_upto: int = ROWS_UPTO) -> list[V]:
-    """a * b + addend for register-resident byte strings, a and b left intact.  Short products
-    use the row-wise block (up to rows_upto bytes) or product scanning; long ones one more
-    Karatsuba level, all in (virtual) registers, so no memory traffic beyond what the allocator
-    spills.  karatsuba_from: the shortest product that takes another Karatsuba level (0: none)."""
+                  rows_upto: int = ROWS_UPTO, fold_e1: bool = False) -> list[V]:
+    """a * b + addend for register-resident byte strings, a and b left intact (the addend's
+    registers are consumed).  Short products use the row-wise block (up to rows_upto bytes) or
+    product scanning; long ones one more Karatsuba level, all in (virtual) registers, so no memory
+    traffic beyond what the allocator spills.  karatsuba_from: the shortest product that takes
+    another Karatsuba level (0: none); fold_e1: see emit_low_half."""
     m = len(a)
     if not karatsuba_from or m < karatsuba_from or len(b) != m:
         block = emit_product_rows if min(m, len(b)) <= rows_upto else emit_product
         return block(p, a, b, zero, addend, zero_hi)
     k = (m + 1) // 2
     h = m - k
+    opts = dict(karatsuba_from=karatsuba_from, zero_hi=zero_hi, rows_upto=rows_upto,
+                fold_e1=fold_e1)
     p.phase(f"in registers: {m}x{m} bytes by Karatsuba")
-    L = emit_mul_regs(p, a[:k], b[:k], zero, variant, (), karatsuba_from, zero_hi, rows_upto)
+    L = emit_mul_regs(p, a[:k], b[:k], zero, variant, (), **opts)
     a, b = [_copy(p, a[:k]) + a[k:], _copy(p, b[:k]) + b[k:]]  # the differences go in place
     assert len(L) == 2 * k
-    low = _copy(p, L[:k])  # U is built in place over L_0: the result's low bytes are a copy
-    carry_e = None
-    if addend:
-        emit_add_chain(p, low, addend[:k], zero)  # R_0 = L_0 + E_0
-        carry_e = p.v("ce")
-        p.clr(carry_e)
-        p.rol(carry_e)
+    addend = list(addend) or None
+    fold = fold_e1 and addend is not None and len(addend) > k
+    carry_e = emit_low_half(p, L[:k], addend, 0, False, zero, fold_e1=fold)
+    low = addend[:k] if addend else L[:k]  # without an addend U is built over a copy of L_0
     mask_a = emit_abs_diff(p, a[:k], a[k:], zero)
     mask_b = emit_abs_diff(p, b[:k], b[k:], zero)
     p.eor(mask_a, mask_b)
     t = mask_a
     if variant == "branched":
         p.bst(t, 0)
-    Hb = emit_mul_regs(p, a[k:], b[k:], zero, variant, L[k:], karatsuba_from, zero_hi, rows_upto)
-    M = emit_mul_regs(p, a[:k], b[:k], zero, variant, (), karatsuba_from, zero_hi, rows_upto)
-    u = L[:k] + Hb[:k]
-    if carry_e is not None:
-        p.lsr(carry_e)
-    emit_add_chain(p, u, Hb[: 2 * k], zero, carry_in=carry_e is not None)
-    d = p.v("d")
-    p.clr(d)
-    p.rol(d)
-    if len(addend) > k:
-        emit_add_chain(p, u, addend[k:], zero)  # U += E_1
-        p.adc(d, zero)
+    Hb = emit_mul_regs(p, a[k:], b[k:], zero, variant, L[k:], **opts)
+    M = emit_mul_regs(p, a[:k], b[:k], zero, variant, (), **opts)
+    u, d = emit_u(p, L, Hb, m, carry_e, addend, addend is None, zero, folded=fold)
     f = emit_signed_add(p, u, M, t, zero, variant, d)
     top = Hb[k : 2 * h]
     assert len(top) == 2 * m - 3 * k
@@ -194,19 +186,28 @@ def _free_y(p: VProgram, scratch: int) -> None:
 
 
 def emit_low_half(p: VProgram, l0: list[V], addend, out_off: int, store: bool | None,
-                  zero: V) -> V | None:
+                  zero: V, fold_e1: bool = False) -> V | None:
     """The result's low k bytes: L_0, or L_0 + E_0 when the parent hands down an addend (its bytes
     at Z+addend, or registers).  Stored at Z+out_off unless `store` is false (the parent's M keeps
-    them).  Returns the register parking the carry of L_0 + E_0 (None without an addend)."""
+    them).  Returns the register parking the carry of L_0 + E_0 (None without an addend).
+
+    fold_e1: E_1 is added now too, in the same carry chain: L_0's registers then hold
+    X_1 = L_0 + E_1 (U's first operand instead of L_0), so no byte of E stays live through the
+    products; the returned carry then belongs at U's byte k (see emit_u)."""
     k = len(l0)
     if addend is None:
         if store:
             p.phase("store L_0")
             _store_z(p, out_off, l0, "r")
         return None
-    p.phase("R_0 = L_0 + E_0 (the parent's addend)")
+    p.phase("R_0 = L_0 + E_0" + (", X_1 = L_0 + E_1" if fold_e1 else "") + " (the parent's addend)")
     e0 = addend[:k] if isinstance(addend, list) else _load_z(p, addend, k, "e")
     emit_add_chain(p, e0, l0, zero)
+    if fold_e1:
+        n_e1 = (len(addend) if isinstance(addend, list) else 2 * k) - k
+        e1 = addend[k:] if isinstance(addend, list) else _load_z(p, addend + k, n_e1, "e")
+        for i, x in enumerate(l0):
+            p.adc(x, e1[i] if i < len(e1) else zero)
     carry_e = p.v("ce")
     p.clr(carry_e)
     p.rol(carry_e)
@@ -216,21 +217,28 @@ def emit_low_half(p: VProgram, l0: list[V], addend, out_off: int, store: bool | 
 
 
 def emit_u(p: VProgram, L: list[V], Hb: list[V], m: int, carry_e: V | None, addend,
-           keep_low: bool, zero: V) -> tuple[list[V], V]:
+           keep_low: bool, zero: V, folded: bool = False) -> tuple[list[V], V]:
     """U = (L_0 | Hbar_lo) + Hbar (+ E_1 and the carry of L_0 + E_0 with an addend), built in
     place over L_0 and Hbar_lo (over a copy of L_0 when keep_low: L_0 is still needed).
+    folded: L_0's registers already hold L_0 + E_1 and carry_e belongs at U's byte k.
     Returns U and d, the register collecting U's carries."""
     k = (m + 1) // 2
     p.phase("U = (L_0 | Hbar_lo) + Hbar")
     low = _copy(p, L[:k]) if keep_low else L[:k]
     u = low + Hb[:k]
-    if carry_e is not None:
+    carry_in = carry_e is not None and not folded
+    if carry_in:
         p.lsr(carry_e, comment="C = carry of L_0 + E_0")
-    emit_add_chain(p, u, Hb[: 2 * k], zero, carry_in=carry_e is not None)
+    emit_add_chain(p, u, Hb[: 2 * k], zero, carry_in=carry_in)
     d = p.v("d")
     p.clr(d)
     p.rol(d)
-    if addend is not None:
+    if folded and carry_e is not None:
+        p.lsr(carry_e, comment="C = carry of X_1 = L_0 + E_1, at U's byte k")
+        for x in u[k:]:
+            p.adc(x, zero)
+        p.adc(d, zero)
+    if addend is not None and not folded:
         p.phase("U += E_1")
         e1 = addend[k:] if isinstance(addend, list) else _load_z(p, addend + k, m - k, "e")
         emit_add_chain(p, u, e1, zero)
@@ -253,6 +261,7 @@ def emit_base(
     free_pointers: bool = True,
     pair_zero: bool = False,
     rows_upto: int = ROWS_UPTO,
+    fold_e1: bool = False,
 ) -> list[V] | None:
     """One Karatsuba level in registers for m-byte operands (see module docstring).
 
@@ -270,6 +279,8 @@ def emit_base(
         p.clr_pair(zero, zero_hi)
     else:
         p.clr(zero)
+    inner = dict(karatsuba_from=karatsuba_from, zero_hi=zero_hi, rows_upto=rows_upto,
+                 fold_e1=fold_e1)
 
     p.phase(f"operands ({m} bytes each)")
     parent_t = None
@@ -292,9 +303,9 @@ def emit_base(
     b_lo = b_all[:k] if b.absdiff else _load_x(p, k, "b", 0)
 
     p.phase(f"L = A_l * B_l ({k}x{k} bytes)")
-    L = emit_mul_regs(p, a_lo, b_lo, zero, variant, (), karatsuba_from, zero_hi, rows_upto)
+    L = emit_mul_regs(p, a_lo, b_lo, zero, variant, (), **inner)
     assert len(L) == 2 * k
-    carry_e = emit_low_half(p, L[:k], addend, out_off, not parent, zero)
+    carry_e = emit_low_half(p, L[:k], addend, out_off, not parent, zero, fold_e1=fold_e1)
 
     a_hi = a_all[k:] if a.absdiff else _load_y(p, a.off, range(k, m), "a")
     b_hi = b_all[k:] if b.absdiff else _load_x(p, h, "b", k)
@@ -311,12 +322,13 @@ def emit_base(
         p.bst(t, 0, comment="T = t")
 
     p.phase(f"Hbar = A_h * B_h + L_1 ({h}x{h} bytes)")
-    Hb = emit_mul_regs(p, a_hi, b_hi, zero, variant, L[k:], karatsuba_from, zero_hi, rows_upto)
+    Hb = emit_mul_regs(p, a_hi, b_hi, zero, variant, L[k:], **inner)
 
     p.phase(f"M = |A_l - A_h| * |B_l - B_h| ({k}x{k} bytes)")
-    M = emit_mul_regs(p, a_lo, b_lo, zero, variant, (), karatsuba_from, zero_hi, rows_upto)
+    M = emit_mul_regs(p, a_lo, b_lo, zero, variant, (), **inner)
 
-    u, d = emit_u(p, L, Hb, m, carry_e, addend, parent, zero)
+    u, d = emit_u(p, L, Hb, m, carry_e, addend, parent, zero,
+                  folded=fold_e1 and addend is not None)
     p.phase("U -/+= M; merge carry, borrow and sign into (d, f)")
     f = emit_signed_add(p, u, M, t, zero, variant, d)
     top = Hb[k : 2 * h]
@@ -463,28 +475,28 @@ def _run_base(p: Program, spill: list[Mem], variant: str, *args, labels: Program
               **kw) -> None:
     scratch = kw.pop("scratch", 0)
     _run_best(p, spill, variant, scratch, args[0],
-              lambda vp, v, s, kf, pz, ru: emit_base(vp, *args, variant=v, scratch=s,
-                                                     karatsuba_from=kf, pair_zero=pz,
-                                                     rows_upto=ru, **kw), labels)
+              lambda vp, v, **opts: emit_base(vp, *args, variant=v, **opts, **kw), labels)
 
 
 def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, emit,
               labels: Program | None = None) -> None:
-    """Emit a block in its cheapest form.  Tried: spilling into the frame's scratch or not, an
-    extra Karatsuba level inside the register products or not, a zero register pair (one MOVW
-    clears two accumulator tops) or a single zero register, the row-wise block for products
-    longer than ROWS_UPTO bytes or product scanning for them; a branched block whose
-    add/subtract diamond does not fit in the registers falls back to branch-free arithmetic
-    (still constant time)."""
+    """Emit a block in its cheapest form; emit(vp, variant, **options) takes emit_base's options.
+    Tried: spilling into the frame's scratch or not, an extra Karatsuba level inside the register
+    products or not, a zero register pair (one MOVW clears two accumulator tops) or a single zero
+    register, the row-wise block for products longer than ROWS_UPTO bytes or product scanning for
+    them, adding a parent's E_1 early (fold_e1: fewer live registers, a longer carry ripple) or
+    late; a branched block whose add/subtract diamond does not fit in the registers falls back to
+    branch-free arithmetic (still constant time)."""
     best = None
     inner = [0] + ([(m + 1) // 2] if (m + 1) // 2 >= 6 else [])
     # Small bases are cheap to generate: there product scanning is tried for the 4- and 5-byte
     # products too (the row-wise block's MOVW temporaries may not find free pairs).
     rows = [ROWS_UPTO] + ([3] if m <= 2 * ROWS_UPTO else [])
     for v in (variant, "branchfree") if variant == "branched" else (variant,):
-        for s, kf, pz, ru in itertools.product(sorted({scratch, 0}), inner, (False, True), rows):
+        for s, kf, pz, ru, fold in itertools.product(sorted({scratch, 0}), inner, (False, True),
+                                                     rows, (False, True)):
             vp = VProgram()
-            emit(vp, v, s, kf, pz, ru)
+            emit(vp, v, scratch=s, karatsuba_from=kf, pair_zero=pz, rows_upto=ru, fold_e1=fold)
             trial = Program()
             try:
                 allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=labels or p)
@@ -501,8 +513,18 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
 
 
 def _nominal_cycles(p: Program) -> int:
-    """Cycles along the straight path (a NOP-balanced branch costs the same either way)."""
-    return sum(i.cycles() or 1 for i in p.instructions)
+    """Cycles along the path that takes no conditional branch (a NOP-balanced branch costs the
+    same either way)."""
+    where = {item.name: k for k, item in enumerate(p.items) if isinstance(item, Label)}
+    total, k = 0, 0
+    while k < len(p.items):
+        item = p.items[k]
+        k += 1
+        if isinstance(item, Instr):
+            total += item.cycles() or 1
+            if item.mnemonic == "rjmp":
+                k = where[item.operands[0]]
+    return total
 
 
 def _z_slots(lo: int, hi: int) -> list[Mem]:
@@ -562,13 +584,11 @@ def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str) ->
     _run_base(separate, _z_slots(k + (k + 1) // 2, 3 * k), variant, k, Src(), Src(),
               out_off=k, addend=0, scratch=SCRATCH, labels=p)
 
-    def both(vp: VProgram, v: str, s: int, kf: int, pz: bool, ru: int) -> None:
-        l1 = emit_base(vp, k, Src(), Src(), v, keep_high=True, free_pointers=False,
-                       karatsuba_from=kf, pair_zero=pz, rows_upto=ru)
+    def both(vp: VProgram, v: str, scratch: int, **opts) -> None:
+        l1 = emit_base(vp, k, Src(), Src(), v, keep_high=True, free_pointers=False, **opts)
         vp.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1, L_1 still in registers ===")
         vp.adiw(28, k, comment="Y -> A_h; X already points at B_h")
-        emit_base(vp, k, Src(), Src(), v, out_off=2 * k, addend=l1, scratch=s, karatsuba_from=kf,
-                  pair_zero=pz, rows_upto=ru)
+        emit_base(vp, k, Src(), Src(), v, out_off=2 * k, addend=l1, scratch=scratch, **opts)
 
     joint = Program()
     try:
@@ -694,9 +714,10 @@ def karatsuba_mul(spec: Spec) -> Kernel:
         )
     if spec.levels is not None:
         return _build(n, spec.levels, spec.variant)
-    # Default: the fastest structure; straight-line branch-free code has an exact cost model.
-    best = min(options, key=lambda lv: _nominal_cycles(_build(n, lv, "branchfree").body))
-    return _build(n, best, spec.variant)
+    # Default: the fastest structure (a NOP-balanced branch costs the same either way, so the
+    # straight-path count is exact for both variants).
+    return min((_build(n, lv, spec.variant) for lv in options),
+               key=lambda kern: _nominal_cycles(kern.body))
 
 
 def _build(n: int, levels: int, variant: str) -> Kernel:
