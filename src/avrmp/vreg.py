@@ -200,10 +200,19 @@ def allocate(
         del st.reg_of[v.id]
         free.append(reg)
 
-    def take(pos: int, pinned: set[int], want_h: bool = False) -> int:
+    def take(pos: int, pinned: set[int], want_h: bool = False, death: int | None = None) -> int:
         cands = [r for r in free if r >= 16] if want_h else free
         if cands:
             reg = cands[0]
+            if death is not None:
+                # Pair-friendly: fill a hole whose partner is freed about when this value dies,
+                # so aligned pairs (MOVW targets) come free whole; break a free pair last.
+                def score(r: int) -> tuple:
+                    if r ^ 1 in free:
+                        return (1, 0)
+                    partner = st.holder.get(r ^ 1)  # None: outside the pool, never pairs
+                    return (0, abs(last_use(partner.id) - death) if partner else 0)
+                reg = min(cands, key=score)
             free.remove(reg)
             return reg
         if in_diamond:
@@ -253,7 +262,7 @@ def allocate(
         reg = st.reg_of.get(v.id)
         if reg is not None:
             return reg
-        reg = take(pos, pinned)
+        reg = take(pos, pinned, death=last_use(v.id))
         if reload:
             mem = st.clean.get(v.id)
             if mem is None:
