@@ -16,8 +16,8 @@ Structure.  With k = ceil(m/2), A = A_l + 2^8k A_h and B likewise,
   parent's result itself, so M never goes to memory.  When a child is itself a memory level its
   operands |A_l - A_h| are materialised in a stack frame.
 
-Variants: branch-free code adds (M xor t) + (t & 1); branched code jumps to an ADD or a SUB chain
-(NOP-balanced, so timing is still constant).  The sign of U's carry/borrow and t are merged into one
+Variants: branch-free code adds (M xor t) + (t & 1); branched code runs M's chain in a signed arm
+(vreg.VProgram.arm_begin: an ADD and a SUB copy, NOP-balanced, so timing is still constant).  The sign of U's carry/borrow and t are merged into one
 (d, f) register pair that ripples into the top bytes.
 """
 
@@ -83,11 +83,12 @@ def _store_z(p: VProgram, off: int, vals: list[V], name: str) -> None:
 
 
 def emit_signed_add(p: VProgram, u: list[V], m: list[V], t: V, zero: V, variant: str,
-                    d: V) -> V:
-    """u -= (-1)^t m, t the 0x00/0xFF mask of sign(A_l - A_h) xor sign(B_l - B_h) (also in the T
-    flag for branched code); m may be shorter than u.  Then merge the carry or borrow
-    and the sign extension into the pair (d, f): d += carry - borrow, f = its sign byte.  Before the
-    call d holds the carries already collected.  Returns f."""
+                    d: V, t_in_flag: bool = False) -> V:
+    """u -= (-1)^t m, t the 0x00/0xFF mask of sign(A_l - A_h) xor sign(B_l - B_h); branched code
+    tests the T flag (copied from t here unless t_in_flag: already there); m may be shorter than
+    u.  Then merge the carry or borrow and the sign extension into the pair (d, f):
+    d += carry - borrow, f = its sign byte.  Before the call d holds the carries already
+    collected.  Returns f."""
     if variant == "branchfree":
         p.com(t, comment="t = 0xFF now means: subtract M")
         for mi in m:
@@ -98,21 +99,15 @@ def emit_signed_add(p: VProgram, u: list[V], m: list[V], t: V, zero: V, variant:
         p.adc(d, t, comment="d = carries + sign extension")
         p.adc(t, zero, comment="f = sign of d")
         return t
-    f = t  # t lives on in the T flag; its register takes the sign byte
-    add_path, join = p.new_label("addM"), p.new_label("join")
-    p.brts(add_path)
+    if not t_in_flag:
+        p.bst(t, 0, comment="T = t")
+    f = p.v("f")
+    p.arm_begin()
     for i, ui in enumerate(u):
-        p.emit("sub" if i == 0 else "sbc", ui, m[i] if i < len(m) else zero)
-    p.sbc(d, zero)
+        p.signed("add" if i == 0 else "adc", ui, m[i] if i < len(m) else zero)
+    p.signed("adc", d, zero)
     p.sbc(f, f)
-    p.rjmp(join)
-    p.label(add_path)
-    for i, ui in enumerate(u):
-        p.emit("add" if i == 0 else "adc", ui, m[i] if i < len(m) else zero)
-    p.adc(d, zero)
-    p.sbc(f, f)
-    p.nop(comment="balance: both paths take the same cycles")
-    p.label(join)
+    p.arm_end()
     return f
 
 
@@ -131,7 +126,7 @@ def emit_mul_regs(p: VProgram, a: list[V], b: list[V], zero: V, variant: str,
     traffic beyond what the allocator spills.  karatsuba_from: the shortest product that takes
     another Karatsuba level (0: none); fold_e1: see emit_low_half."""
     m = len(a)
-    if not karatsuba_from or m < karatsuba_from or len(b) != m:
+    if not _nested(m, karatsuba_from) or len(b) != m:
         block = emit_product_rows if min(m, len(b)) <= rows_upto else emit_product
         return block(p, a, b, zero, addend, zero_hi)
     k = (m + 1) // 2
@@ -150,17 +145,23 @@ def emit_mul_regs(p: VProgram, a: list[V], b: list[V], zero: V, variant: str,
     mask_b = emit_abs_diff(p, b[:k], b[k:], zero)
     p.eor(mask_a, mask_b)
     t = mask_a
-    if variant == "branched":
-        p.bst(t, 0)
+    t_in_flag = variant == "branched" and not _nested(k, karatsuba_from)
+    if t_in_flag:  # early, to free t's register (an inner Karatsuba level would clobber T)
+        p.bst(t, 0, comment="T = t")
     Hb = emit_mul_regs(p, a[k:], b[k:], zero, variant, L[k:], **opts)
     M = emit_mul_regs(p, a[:k], b[:k], zero, variant, (), **opts)
     u, d = emit_u(p, L, Hb, m, carry_e, addend, addend is None, zero, folded=fold)
-    f = emit_signed_add(p, u, M, t, zero, variant, d)
+    f = emit_signed_add(p, u, M, t, zero, variant, d, t_in_flag)
     top = Hb[k : 2 * h]
     assert len(top) == 2 * m - 3 * k
     if top:
         emit_ripple(p, top, d, f)
     return low + u + top
+
+
+def _nested(m: int, karatsuba_from: int) -> bool:
+    """Whether emit_mul_regs takes another Karatsuba level for an m-byte product."""
+    return bool(karatsuba_from) and m >= karatsuba_from
 
 
 def _copy(p: VProgram, vs: list[V]) -> list[V]:
@@ -318,7 +319,8 @@ def emit_base(
     mask_bl = emit_abs_diff(p, b_lo, b_hi, zero)
     p.eor(mask_al, mask_bl)
     t = mask_al
-    if variant == "branched":
+    t_in_flag = variant == "branched" and not _nested(k, karatsuba_from)
+    if t_in_flag:  # early, to free t's register (an inner Karatsuba level would clobber T)
         p.bst(t, 0, comment="T = t")
 
     p.phase(f"Hbar = A_h * B_h + L_1 ({h}x{h} bytes)")
@@ -330,7 +332,7 @@ def emit_base(
     u, d = emit_u(p, L, Hb, m, carry_e, addend, parent, zero,
                   folded=fold_e1 and addend is not None)
     p.phase("U -/+= M; merge carry, borrow and sign into (d, f)")
-    f = emit_signed_add(p, u, M, t, zero, variant, d)
+    f = emit_signed_add(p, u, M, t, zero, variant, d, t_in_flag)
     top = Hb[k : 2 * h]
     assert len(top) == 2 * m - 3 * k
     if top:
@@ -343,21 +345,28 @@ def emit_base(
     if not parent:
         _store_z(p, out_off + k, u + top, "r")
         return None
-    emit_combine(p, m, lambda i: product[i], parent_t, zero)
+    emit_combine(p, m, lambda i: product[i], parent_t, zero, variant)
     return None
 
 
-def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, w: int = 4) -> None:
+def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, variant: str, w: int = 4) -> None:
     """A parent's combination, R reached through Z: L_0 at R[0..k), Hbar at R[2k..4k).
     U = (L_0 | Hbar_lo) + Hbar - (-1)^t M goes to R[k..3k), Hbar_hi + (d, f) to R[3k..4k).
     m_byte(i) gives M's byte i in a register (already there, or loaded).  The two carry chains run
     over chunks of w bytes, each chain's carry parked in a register in between (ROL saves, LSR
-    restores), so only M and one chunk are live at a time."""
+    restores), so only M and one chunk are live at a time.  Branch-free, M's chain adds
+    (M xor t) + (t & 1); branched, the whole combination is a signed arm (added or subtracted
+    according to the T flag), with no masking."""
     p.phase(f"combine: U = (L_0 | Hbar_lo) + Hbar -/+ M, {2 * k} bytes in chunks of {w}")
     c1, c2 = p.v("c1"), p.v("c2")
     p.clr(c1)
     p.clr(c2)
-    p.com(t, comment="t = 0xFF now means: subtract M")
+    branched = variant == "branched"
+    if branched:
+        p.bst(t, 0, comment="T = t: add M")
+        p.arm_begin()
+    else:
+        p.com(t, comment="t = 0xFF now means: subtract M")
     # Hbar_lo[i] is y_i and later x_{k+i}; Hbar_hi[i] is y_{k+i} and later a top byte: each is
     # loaded once (the allocator reloads it for free if it must make room).
     hbar: dict[int, V] = {}
@@ -379,22 +388,33 @@ def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, w: int = 4) -> None
             p.emit("adc" if j or n else "add", u[n], load(2 * k + i, "hb"))
         p.rol(c1)
         ms = [m_byte(i) for i in idx]
-        for mv in ms:
-            p.eor(mv, t)
+        if not branched:
+            for mv in ms:
+                p.eor(mv, t)
         if j:
             p.lsr(c2)
-        else:
+        elif not branched:
             p.cp(zero, t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
         for n in range(len(idx)):
-            p.adc(u[n], ms[n])
+            if branched:
+                p.signed("adc" if j or n else "add", u[n], ms[n])
+            else:
+                p.adc(u[n], ms[n])
         p.rol(c2)
         _store_z(p, k + j, u, "r")
     p.phase("top bytes: Hbar_hi + (d, f)")
-    p.add(c1, c2)
-    p.add(c1, t, comment="d = carries + sign extension")
-    p.adc(t, zero, comment="f = sign of d")
+    if branched:
+        f = p.v("f")
+        p.signed("add", c1, c2, comment="d = carries - borrows (or + carries)")
+        p.sbc(f, f, comment="f = sign of d")
+        p.arm_end()
+    else:
+        p.add(c1, c2)
+        p.add(c1, t, comment="d = carries + sign extension")
+        p.adc(t, zero, comment="f = sign of d")
+        f = t
     top = [load(3 * k + i, "hb") for i in range(k)]
-    emit_ripple(p, top, c1, t)
+    emit_ripple(p, top, c1, f)
     _store_z(p, 3 * k, top, "r")
 
 
@@ -485,8 +505,8 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
     products or not, a zero register pair (one MOVW clears two accumulator tops) or a single zero
     register, the row-wise block for products longer than ROWS_UPTO bytes or product scanning for
     them, adding a parent's E_1 early (fold_e1: fewer live registers, a longer carry ripple) or
-    late; a branched block whose add/subtract diamond does not fit in the registers falls back to
-    branch-free arithmetic (still constant time)."""
+    late; a branched block that cannot be allocated falls back to branch-free arithmetic (still
+    constant time)."""
     best = None
     inner = [0] + ([(m + 1) // 2] if (m + 1) // 2 >= 6 else [])
     # Small bases are cheap to generate: there product scanning is tried for the 4- and 5-byte
@@ -567,7 +587,7 @@ def emit_mul_node(
     emit_mul_node(p, k, levels - 1, diffs + 1, diffs + 1 + k, prod, frame, variant)
     set_pointers(p, Y=diffs, Z=out)
     vp = VProgram()
-    emit_mem_combine(vp, k, m_off=prod.off - diffs.off)
+    emit_mem_combine(vp, k, m_off=prod.off - diffs.off, variant=variant)
     _run_block(p, vp, [])
     frame.free(diffs)
 
@@ -629,13 +649,13 @@ def emit_mem_absdiffs(p: VProgram, k: int) -> None:
     p.std(Mem("Z", disp=0), mask_a)
 
 
-def emit_mem_combine(p: VProgram, k: int, m_off: int) -> None:
+def emit_mem_combine(p: VProgram, k: int, m_off: int, variant: str) -> None:
     """The combination with t at Y+0 and M at Y+m_off (2k bytes, in the frame); R through Z."""
     zero, t = p.v("zero"), p.v("t")
     p.clr(zero)
     p.ldd(t, Mem("Y", disp=0), comment="t")
     p.adiw(28, m_off, comment="Y -> M")
-    emit_combine(p, k, lambda i: _load_y(p, 0, range(i, i + 1), "m")[0], t, zero)
+    emit_combine(p, k, lambda i: _load_y(p, 0, range(i, i + 1), "m")[0], t, zero, variant)
 
 
 # --- the kernel ---------------------------------------------------------------------------------

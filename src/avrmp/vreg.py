@@ -35,6 +35,11 @@ class VInstr:
     mnemonic: str
     operands: tuple
     comment: str = ""
+    signed: bool = False  # ADD/ADC here, SUB/SBC in the subtracting copy of a SignedArm
+
+
+# In a SignedArm's subtracting copy: what each signed instruction becomes.
+_SUBTRACTING = {"add": "sub", "adc": "sbc"}
 
 
 _PTRS = {"X": (26, 27), "Y": (28, 29), "Z": (30, 31)}
@@ -78,7 +83,7 @@ class VProgram(Emitter):
     """Like Program, but register operands may be virtual registers."""
 
     def __init__(self) -> None:
-        self.items: list[VInstr | Label | Comment | Lend | Release] = []
+        self.items: list[VInstr | Label | Comment | Lend | Release | SignedArm] = []
         self._count = 0
         self._labels = 0
 
@@ -102,6 +107,21 @@ class VProgram(Emitter):
         """d0 = d1 = 0, in an aligned register pair if one is free (a MOVW source later)."""
         self.items.append(VInstr("clr_pair", (d0, d1)))
 
+    def signed(self, mnemonic: str, *operands: object, comment: str = "") -> None:
+        """ADD or ADC inside a SignedArm: it becomes SUB or SBC in the arm's subtracting copy."""
+        if mnemonic not in _SUBTRACTING:
+            raise IsaError(f"{mnemonic} has no subtracting counterpart")
+        self.items.append(VInstr(mnemonic, tuple(operands), comment, signed=True))
+
+    def arm_begin(self) -> None:
+        """Code up to arm_end is emitted twice: as written if the T flag is set, with the signed
+        instructions subtracting if it is clear.  Both copies have the same registers, spills and
+        cycles (one NOP balances the jump), so any code may go inside; no labels."""
+        self.items.append(SignedArm(True))
+
+    def arm_end(self) -> None:
+        self.items.append(SignedArm(False))
+
     def label(self, name: str) -> None:
         self.items.append(Label(name))
 
@@ -117,6 +137,13 @@ class Lend:
     """From here on the allocator may spill into these memory bytes (until the code stores there)."""
 
     slots: tuple[Mem, ...]
+
+
+@dataclass(frozen=True)
+class SignedArm:
+    """Start (begin true) or end of a signed arm (see VProgram.arm_begin)."""
+
+    begin: bool
 
 
 @dataclass(frozen=True)
@@ -180,7 +207,6 @@ def allocate(
     st = _State()
     by_id = {v.id: v for reads, writes in effects for v in (*reads, *writes)}
     free = list(pool)
-    in_diamond = False
     cursor = {vid: 0 for vid in uses}
 
     def next_use(vid: int, pos: int) -> int:
@@ -215,8 +241,6 @@ def allocate(
                 reg = min(cands, key=score)
             free.remove(reg)
             return reg
-        if in_diamond:
-            raise AllocationError("register pressure inside a branch: reduce the chunk size")
         victims = [
             (next_use(v.id, pos), v.id in st.clean, r)
             for r, v in st.holder.items()
@@ -267,13 +291,13 @@ def allocate(
             mem = st.clean.get(v.id)
             if mem is None:
                 raise AllocationError(f"{v} read before it was defined")
-            if in_diamond:
-                raise AllocationError("reload inside a branch: reduce the chunk size")
             out.ldd(reg, mem, comment=f"reload {v.name}")
         st.reg_of[v.id] = reg
         st.holder[reg] = v
         return reg
 
+    arm_start: int | None = None  # where the current signed arm's code begins in `out`
+    arm_signed: set[int] = set()  # positions of its signed instructions in `out`
     labels: dict[str, str] = {}  # block-local label -> unique label in `out`
 
     def label_of(name: str) -> str:
@@ -284,7 +308,6 @@ def allocate(
     for pos, it in enumerate(items):
         if isinstance(it, Label):
             out.label(label_of(it.name))
-            in_diamond = in_diamond and not it.name.startswith("join")
             continue
         if isinstance(it, Comment):
             out.items.append(it)
@@ -303,19 +326,17 @@ def allocate(
             for m in it.slots:
                 slot_free_until[m] = first_store(m, pos)
             continue
+        if isinstance(it, SignedArm):
+            if it.begin:
+                arm_start, arm_signed = len(out.items), set()
+            else:
+                _emit_signed_arm(out, arm_start, arm_signed, labels_from or out)
+                arm_start = None
+            continue
         reads, writes = effects[pos]
         pinned = {v.id for v in reads} | {v.id for v in writes}
         if it.mnemonic in _BRANCHES:
-            # Both arms must see the same registers: bring in everything they use beforehand.
-            join = next(q for q in range(pos, end)
-                        if isinstance(items[q], Label) and items[q].name.startswith("join"))
-            arm_vs = {v.id: v for q in range(pos + 1, join) for v in [*effects[q][0], *effects[q][1]]}
-            arm_pinned = set(arm_vs) | pinned
-            for v in arm_vs.values():
-                if v.id in st.clean or v.id in st.reg_of:
-                    place(v, pos, arm_pinned, reload=True)
-                else:
-                    place(v, pos, arm_pinned, reload=False)
+            raise AllocationError("a branch in virtual-register code: use a signed arm")
         for v in reads:
             place(v, pos, pinned, reload=True)
         if it.mnemonic == "copy_pair":
@@ -346,6 +367,8 @@ def allocate(
                     rescue(moved, pos, pinned)
                     ops = tuple(st.reg_of[o.id] if isinstance(o, V) else q
                                 for o, q in zip(it.operands, ops))
+                if it.signed:
+                    arm_signed.add(len(out.items))
                 out.emit(it.mnemonic, *ops, comment=it.comment)
                 for vid, mem in list(st.clean.items()):  # a moved pointer voids memory copies
                     if mem.ptr in moved:
@@ -353,8 +376,6 @@ def allocate(
                 for m in list(slot_free_until):
                     if m.ptr in moved and m not in slots_in_use:
                         del slot_free_until[m]
-        if it.mnemonic in _BRANCHES:
-            in_diamond = True
         for v in writes:
             st.clean.pop(v.id, None)
             for m, vid in list(slots_in_use.items()):
@@ -379,6 +400,40 @@ def allocate(
                     if vid == v.id:
                         del slots_in_use[m]
     return {v.id: st.reg_of[v.id] for v in live_out if v.id in st.reg_of}
+
+
+def _emit_signed_arm(out: Program, start: int, signed: set[int], labels: Program) -> None:
+    """Turn out.items[start:] (the adding arm) into: a jump to it if T is set; its subtracting
+    copy; RJMP past it; the arm.  Both paths take the same cycles (NOP-balanced).  An arm beyond
+    BRTS's reach is entered by BRTC over an RJMP instead."""
+    arm = out.items[start:]
+    if any(isinstance(item, Label) for item in arm):
+        raise AllocationError("a signed arm cannot contain labels")
+    del out.items[start:]
+    sub_path, add_path, join = (labels.new_label(h) for h in ("subM", "addM", "join"))
+    near = sum(i.size for i in arm if isinstance(i, Instr)) // 2 + 1 <= 63  # BRTS's reach, words
+    if near:
+        out.brts(add_path, comment="T set: add")
+    else:
+        out.brtc(sub_path, comment="T clear: subtract")
+        out.rjmp(add_path)
+        out.label(sub_path)
+
+    def copy(subtracting: bool) -> None:
+        for k, item in enumerate(arm, start):
+            if isinstance(item, Instr):
+                mnemonic = _SUBTRACTING[item.mnemonic] if subtracting and k in signed \
+                    else item.mnemonic
+                out.emit(mnemonic, *item.operands, comment=item.comment)
+            else:
+                out.items.append(item)
+
+    copy(subtracting=True)
+    out.rjmp(join)
+    out.label(add_path)
+    copy(subtracting=False)
+    out.nop(comment="balance: both paths take the same cycles")
+    out.label(join)
 
 
 def _emit_copy_pair(it, st, free, out, pos, pinned, place, take) -> None:
