@@ -7,6 +7,7 @@ unmodified inputs, identical cycles and identical PC/data-address traces for eve
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -88,18 +89,23 @@ def test_emit_square_against_python():
     from avrmp.vreg import VProgram
 
     rng = random.Random(5)
-    for n, e in [(1, 0), (2, 1), (3, 2), (5, 5), (6, 3), (7, 8), (8, 8)]:
+    cases = [(1, 0), (2, 1), (3, 2), (5, 5), (6, 3), (7, 8), (8, 8), (9, 17), (12, 12)]
+    for (n, e), w, paired in itertools.product(cases, (2, 4, 6), (False, True)):
         p = VProgram()
         zero = p.v("zero")
         p.clr(zero)
+        zero_hi = None
+        if paired:
+            zero_hi = p.v("zero")
+            p.clr(zero_hi)
         a = [p.v("a") for _ in range(n)]
         addend = [p.v("e") for _ in range(e)]
-        out = emit_square(p, a, zero, addend=addend)
+        out = emit_square(p, a, zero, addend=addend, zero_hi=zero_hi, w=w)
         muls = sum(1 for it in p.items if getattr(it, "mnemonic", "") == "mul")
         assert muls == n * (n + 1) // 2
         for _ in range(30):
-            av = [rng.randrange(256) for _ in range(n)]
-            ev = [rng.randrange(256) for _ in range(e)]
+            av = [rng.choice((0, 255, rng.randrange(256))) for _ in range(n)]
+            ev = [rng.choice((0, 255, rng.randrange(256))) for _ in range(e)]
             regs = _interpret(p, {**dict(zip([v.id for v in a], av)),
                                   **dict(zip([v.id for v in addend], ev))})
             got = sum(regs[v.id] << (8 * i) for i, v in enumerate(out))

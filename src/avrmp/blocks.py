@@ -377,20 +377,26 @@ def emit_product(p, a: Sequence, b: Sequence, zero, addend: Sequence = (), zero_
     return out
 
 
-def emit_square(p, a: Sequence, zero, addend: Sequence = ()) -> list:
+def emit_square(p, a: Sequence, zero, addend: Sequence = (), zero_hi=None, w: int = 2) -> list:
     """a^2 (plus a short addend at the low end) for a register-resident byte string, into fresh
     registers; returns exactly as many result bytes as the value can need (emit_product's contract).
 
     Each cross product a_i a_j (i < j) is computed once: product scanning accumulates
-    S = sum_{i<j} a_i a_j 256^(i+j) with ordinary carries, and the result 2S + D (+ E), where
-    D = sum a_i^2 256^(2i), is formed two bytes at a time by two carry chains (the doubling, a ROL
-    chain, and the addition of a_i^2) whose carries are parked in registers (LSR restores, ROL
-    saves) across the MULs.  The addend E gets a third chain; once its bytes run out, its last carry
-    is folded into the next a_i^2 (which leaves room for it: a_i^2 + 1 < 2^16).  Straight-line."""
+    S = sum_{i<j} a_i a_j 256^(i+j) with ordinary carries (with zero_hi, a register pairing with
+    `zero`, the accumulator's new tops are cleared two at a time by MOVW), and the result
+    2S + D (+ E), where D = sum a_i^2 256^(2i), is formed w bytes at a time (w even) by carry
+    chains whose carries are parked in registers (LSR restores, ROL saves) across the MULs: the
+    doubling (a ROL chain), the addition of D (w/2 squares, all but one parked by MOVW), and the
+    addend E.  Once E's bytes run out, its last carry is folded into the next a_i^2 (which leaves
+    room for it: a_i^2 + 1 < 2^16).  Wider chunks park fewer carries but keep more bytes live.
+    Straight-line."""
     n = len(a)
+    if w < 2 or w % 2:
+        raise AssertionError("emit_square needs an even chunk width")
     bound = ((1 << (8 * n)) - 1) ** 2 + ((1 << (8 * len(addend))) - 1)
     nres = (bound.bit_length() + 7) // 8
-    acc = Accumulator(p, [p.v("c"), p.v("c"), p.v("c")], zero)
+    fresh = (lambda: p.v("c")) if zero_hi is not None else None
+    acc = Accumulator(p, [p.v("c"), p.v("c"), p.v("c")], zero, zero_hi, fresh)
 
     def s_byte(k: int):
         """Column k of S (None when it is provably zero)."""
@@ -399,12 +405,11 @@ def emit_square(p, a: Sequence, zero, addend: Sequence = ()) -> list:
             if j > i:
                 p.mul(a[i], a[j], comment=f"{a[i].name}*{a[j].name}")
                 acc.add_product()
-        if acc.bound == 0:
-            acc.shift_out(p.v("c"))
-            return None
-        acc.ensure(0)
-        byte = acc.regs[0]
-        acc.shift_out(p.v("c"))
+        byte = None
+        if acc.bound:
+            acc.ensure(0)
+            byte = acc.regs[0]
+        acc.shift_out(None if acc.next_tops else p.v("c"))
         return byte
 
     def mat(x):
@@ -413,89 +418,76 @@ def emit_square(p, a: Sequence, zero, addend: Sequence = ()) -> list:
             p.clr(x)
         return x
 
+    def park(c, comment: str):
+        """Save the carry flag in c (a new register, cleared first, if c is None)."""
+        if c is None:
+            c = p.v(comment)
+            p.clr(c)
+        p.rol(c)
+        return c
+
+    def add_chain(x: list, src: list, carry) -> bool:
+        """x += src (None: nothing) after C = the parked carry `carry` (None: no carry pending);
+        bytes of x still provably zero take src by a copy.  Returns whether a carry may be out."""
+        started = carry is not None
+        if started:
+            p.lsr(carry)
+        for t, s in enumerate(src):
+            if not started and s is None:
+                continue
+            if not started and x[t] is None:
+                x[t] = p.v("x")
+                p.mov(x[t], s)
+                continue
+            x[t] = mat(x[t])
+            p.emit("adc" if started else "add", x[t], zero if s is None else s)
+            started = True
+        return started
+
     out: list = []
     cs = cd = ce = None  # parked carries of the three chains (None: no carry pending)
-    npairs = (nres + 1) // 2
-    for i in range(npairs):
-        x = [s_byte(2 * i), s_byte(2 * i + 1)]
-        last = i + 1 == npairs
-        # 2S: x <<= 1 with the bit shifted out of the previous pair.
+    for lo in range(0, nres, w):
+        width = min(w, nres - lo)
+        last = lo + width >= nres
+        x = [s_byte(k) for k in range(lo, lo + width)]
+        # 2S: x <<= 1 with the bit shifted out of the previous chunk.
         if cs is not None:
             p.lsr(cs)
             x = [mat(v) for v in x]
-            p.rol(x[0])
-            p.rol(x[1])
-        elif x[0] is not None:
-            x[1] = mat(x[1])
-            p.lsl(x[0], comment="2S")
-            p.rol(x[1])
-        elif x[1] is not None:
-            p.lsl(x[1], comment="2S")
+            for v in x:
+                p.rol(v)
+        elif any(v is not None for v in x):
+            f = next(t for t, v in enumerate(x) if v is not None)
+            x[f + 1 :] = [mat(v) for v in x[f + 1 :]]
+            p.lsl(x[f], comment="2S")
+            for v in x[f + 1 :]:
+                p.rol(v)
         if not last and any(v is not None for v in x):
-            if cs is None:
-                cs = p.v("cs")
-                p.clr(cs)
-            p.rol(cs)
-        # + a_i^2
-        if i < n:
+            cs = park(cs, "cs")
+        # + D: this chunk's squares, the first in r1:r0, the others parked by MOVW.
+        sq = [i for i in range(lo // 2, (lo + width + 1) // 2) if i < n]
+        src: list = [None] * width
+        for i in sq[1:]:
             p.mul(a[i], a[i], comment=f"{a[i].name}^2")
-            if ce is not None and 2 * i >= len(addend):
+            t = (p.v("q"), p.v("q"))
+            p.copy_pair(t[0], t[1], 0, 1)
+            src[2 * i - lo : 2 * i - lo + 2] = t
+        if sq:
+            i = sq[0]
+            p.mul(a[i], a[i], comment=f"{a[i].name}^2")
+            if ce is not None and lo >= len(addend):
                 p.add(0, ce, comment="fold the addend's carry into a_i^2")
                 p.adc(1, zero)
                 ce = None
-            carry = True
-            if cd is not None:
-                p.lsr(cd)
-                x = [mat(v) for v in x]
-                p.adc(x[0], 0)
-                p.adc(x[1], 1)
-            elif x[0] is None and x[1] is None:
-                x = [p.v("x"), p.v("x")]
-                p.copy_pair(x[0], x[1], 0, 1)
-                carry = False
-            elif x[0] is None:
-                x[0] = p.v("x")
-                p.mov(x[0], 0)
-                p.add(x[1], 1)
-            else:
-                x[1] = mat(x[1])
-                p.add(x[0], 0)
-                p.adc(x[1], 1)
-            if not last and carry:
-                if cd is None:
-                    cd = p.v("cd")
-                    p.clr(cd)
-                p.rol(cd)
-        elif cd is not None:
-            p.lsr(cd)
-            x = [mat(v) for v in x]
-            p.adc(x[0], zero)
-            p.adc(x[1], zero)
-            if not last:
-                p.rol(cd)
+            src[2 * i - lo : 2 * i - lo + 2] = [0, 1]
+        src = src[:width]
+        if add_chain(x, src, cd) and not last:
+            cd = park(cd, "cd")
         # + E (the addend), then its carry ripples until it can be folded into an a_i^2.
-        e = [addend[j] if j < len(addend) else None for j in (2 * i, 2 * i + 1)]
-        if ce is not None or e[0] is not None or e[1] is not None:
-            first = ce is None
-            if ce is not None:
-                p.lsr(ce)
-            for t in range(2):
-                if t + 2 * i >= nres:
-                    break
-                if first and e[t] is None:
-                    continue
-                x[t] = mat(x[t])
-                p.emit("add" if first else "adc", x[t], zero if e[t] is None else e[t],
-                       comment="+ addend" if e[t] is not None else "")
-                first = False
-            if not last:
-                if ce is None:
-                    ce = p.v("ce")
-                    p.clr(ce)
-                p.rol(ce)
-        for t in range(2):
-            if 2 * i + t < nres:
-                out.append(mat(x[t]))
+        e = [addend[j] if j < len(addend) else None for j in range(lo, lo + width)]
+        if add_chain(x, e, ce) and not last:
+            ce = park(ce, "ce")
+        out.extend(mat(v) for v in x)
     assert acc.bound == 0
     return out
 

@@ -21,6 +21,8 @@ is thrown away).  Every block is straight-line code: branch-free by construction
 
 from __future__ import annotations
 
+import itertools
+
 from .blocks import emit_abs_diff, emit_square
 from .errors import AvrmpError
 from .karatsuba import (
@@ -60,16 +62,27 @@ def emit_sqr_base(
     absdiff: bool = False,
     scratch: int = 0,
     plain: bool = False,
+    w: int = 2,
+    pair_zero: bool = False,
 ) -> None:
     """A square in registers for m-byte operands, A through Y from src_off.
 
     plain: no Karatsuba level (one product-scanning square).  absdiff: the operand is
     |A[0..m) - A[m..2m)| (the parent's M).  addend_off: add the m bytes at Z+addend_off (the parent's
     L_1, refined Karatsuba); the result is stored at Z+out_off.  parent: finish the parent's
-    combination instead of storing (this is the parent's M; the parent's k is m, R at Z+0)."""
+    combination instead of storing (this is the parent's M; the parent's k is m, R at Z+0).
+    w, pair_zero: emit_square's chunk width, and a zero register pair (MOVW clears two
+    accumulator tops at once) instead of a single zero register."""
     p.release(26, 27)  # X is not used: one operand comes through Y
-    zero = p.v("zero")
-    p.clr(zero)
+    zero, zero_hi = p.v("zero"), None
+    if pair_zero:
+        zero_hi = p.v("zero")
+        p.clr_pair(zero, zero_hi)
+    else:
+        p.clr(zero)
+
+    def square(x, addend=()):
+        return emit_square(p, x, zero, addend=addend, zero_hi=zero_hi, w=w)
     p.phase(f"operand ({m} bytes)")
     if absdiff:
         a_all = _load_y(p, src_off, range(m), "a")
@@ -81,7 +94,7 @@ def emit_sqr_base(
             _free_y(p, scratch)
         e = _load_z(p, addend_off, m, "e") if addend_off is not None else ()
         p.phase(f"A^2 ({m} bytes, product-scanning squaring)")
-        sq = emit_square(p, a, zero, addend=e)
+        sq = square(a, e)
         if parent:
             emit_sqr_combine(p, m, lambda i: sq[i], zero)
         else:
@@ -91,18 +104,18 @@ def emit_sqr_base(
     h = m - k
     a_lo = a_all[:k] if absdiff else _load_y(p, src_off, range(k), "a")
     p.phase(f"L = A_l^2 ({k} bytes)")
-    L = emit_square(p, a_lo, zero)
+    L = square(a_lo)
     assert len(L) == 2 * k
     carry_e = emit_low_half(p, L[:k], addend_off, out_off, not parent, zero)
     a_hi = a_all[k:] if absdiff else _load_y(p, src_off, range(k, m), "a")
     p.phase(f"Hbar = A_h^2 + L_1 ({h} bytes)")
-    Hb = emit_square(p, a_hi, zero, addend=L[k:])
+    Hb = square(a_hi, L[k:])
     p.phase("|A_l - A_h| (its sign is not needed)")
     emit_abs_diff(p, a_lo, a_hi, zero)
     if not absdiff:  # only now: until here evicted operand bytes reload through Y
         _free_y(p, scratch)
     p.phase(f"M = |A_l - A_h|^2 ({k} bytes)")
-    M = emit_square(p, a_lo, zero)
+    M = square(a_lo)
     u, d = emit_u(p, L, Hb, m, carry_e, addend_off, parent, zero)
     p.phase("U -= M; merge carry and borrow into (d, f)")
     for i, ui in enumerate(u):
@@ -155,14 +168,18 @@ def emit_sqr_combine(p: VProgram, k: int, m_byte, zero, w: int = 4) -> None:
     _store_z(p, 3 * k, top, "r")
 
 
+SQUARE_WIDTHS = (2, 4, 6)  # emit_square chunk widths tried per base
+
+
 def _run(p: Program, spill, **kw) -> None:
     """A base block, with Y lent for spills into the frame's scratch or released into the register
-    pool, whichever allocation is cheaper."""
+    pool, with each chunk width of the squares and a single or paired zero register, whichever
+    allocation is cheapest."""
     scratch = kw.pop("scratch", 0)
     best = None
-    for s in sorted({scratch, 0}):
+    for s, w, pair_zero in itertools.product(sorted({scratch, 0}), SQUARE_WIDTHS, (False, True)):
         vp = VProgram()
-        emit_sqr_base(vp, scratch=s, **kw)
+        emit_sqr_base(vp, scratch=s, w=w, pair_zero=pair_zero, **kw)
         trial = Program()
         try:
             allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=p)
