@@ -377,7 +377,8 @@ def emit_product(p, a: Sequence, b: Sequence, zero, addend: Sequence = (), zero_
     return out
 
 
-def emit_square(p, a: Sequence, zero, addend: Sequence = (), zero_hi=None, w: int = 2) -> list:
+def emit_square(p, a: Sequence, zero, addend: Sequence = (), zero_hi=None, w: int = 2,
+                sink: Callable[[int, object], None] | None = None) -> list:
     """a^2 (plus a short addend at the low end) for a register-resident byte string, into fresh
     registers; returns exactly as many result bytes as the value can need (emit_product's contract).
 
@@ -389,7 +390,8 @@ def emit_square(p, a: Sequence, zero, addend: Sequence = (), zero_hi=None, w: in
     doubling (a ROL chain), the addition of D (w/2 squares, all but one parked by MOVW), and the
     addend E.  Once E's bytes run out, its last carry is folded into the next a_i^2 (which leaves
     room for it: a_i^2 + 1 < 2^16).  Wider chunks park fewer carries but keep more bytes live.
-    Straight-line."""
+    sink(i, reg), if given, takes result byte i as soon as it is final (to store it at once, so
+    finished bytes do not hold registers).  Straight-line."""
     n = len(a)
     if w < 2 or w % 2:
         raise AssertionError("emit_square needs an even chunk width")
@@ -487,7 +489,10 @@ def emit_square(p, a: Sequence, zero, addend: Sequence = (), zero_hi=None, w: in
         e = [addend[j] if j < len(addend) else None for j in range(lo, lo + width)]
         if add_chain(x, e, ce) and not last:
             ce = park(ce, "ce")
-        out.extend(mat(v) for v in x)
+        for v in x:
+            out.append(mat(v))
+            if sink is not None:
+                sink(len(out) - 1, out[-1])
     assert acc.bound == 0
     return out
 

@@ -49,7 +49,7 @@ from .spec import Spec
 from .vreg import AllocationError, VProgram, allocate
 
 MAX_SQR_BASE = 20  # the largest one-level base (bytes) tried; beyond it the allocation runs dry
-PLAIN_MAX = 16  # the largest size tried as a plain in-register square (no Karatsuba level)
+PLAIN_MAX = 24  # the largest size tried as a plain in-register square (no Karatsuba level)
 
 
 def emit_sqr_base(
@@ -64,6 +64,7 @@ def emit_sqr_base(
     plain: bool = False,
     w: int = 2,
     pair_zero: bool = False,
+    keep_y: bool = False,
 ) -> None:
     """A square in registers for m-byte operands, A through Y from src_off.
 
@@ -72,8 +73,10 @@ def emit_sqr_base(
     L_1, refined Karatsuba); the result is stored at Z+out_off.  parent: finish the parent's
     combination instead of storing (this is the parent's M; the parent's k is m, R at Z+0).
     w, pair_zero: emit_square's chunk width, and a zero register pair (MOVW clears two
-    accumulator tops at once) instead of a single zero register."""
+    accumulator tops at once) instead of a single zero register.  keep_y: Y stays on the operand
+    (evicted operand bytes reload through it) instead of being lent or released."""
     p.release(26, 27)  # X is not used: one operand comes through Y
+    free_y = (lambda: None) if keep_y else (lambda: _free_y(p, scratch))
     zero, zero_hi = p.v("zero"), None
     if pair_zero:
         zero_hi = p.v("zero")
@@ -81,24 +84,24 @@ def emit_sqr_base(
     else:
         p.clr(zero)
 
-    def square(x, addend=()):
-        return emit_square(p, x, zero, addend=addend, zero_hi=zero_hi, w=w)
+    def square(x, addend=(), sink=None):
+        return emit_square(p, x, zero, addend=addend, zero_hi=zero_hi, w=w, sink=sink)
     p.phase(f"operand ({m} bytes)")
     if absdiff:
         a_all = _load_y(p, src_off, range(m), "a")
         emit_abs_diff(p, a_all, lambda i: _load_y(p, src_off + m, range(i, i + 1), "a'")[0], zero)
-        _free_y(p, scratch)
+        free_y()
     if plain:
         a = a_all if absdiff else _load_y(p, src_off, range(m), "a")
         if not absdiff:
-            _free_y(p, scratch)
+            free_y()
         e = _load_z(p, addend_off, m, "e") if addend_off is not None else ()
         p.phase(f"A^2 ({m} bytes, product-scanning squaring)")
-        sq = square(a, e)
         if parent:
+            sq = square(a, e)
             emit_sqr_combine(p, m, lambda i: sq[i], zero)
-        else:
-            _store_z(p, out_off, sq[: 2 * m], "r")
+        else:  # each byte stored as soon as it is final
+            square(a, e, sink=lambda i, r: i < 2 * m and _store_z(p, out_off + i, [r], "r"))
         return
     k = (m + 1) // 2
     h = m - k
@@ -113,7 +116,7 @@ def emit_sqr_base(
     p.phase("|A_l - A_h| (its sign is not needed)")
     emit_abs_diff(p, a_lo, a_hi, zero)
     if not absdiff:  # only now: until here evicted operand bytes reload through Y
-        _free_y(p, scratch)
+        free_y()
     p.phase(f"M = |A_l - A_h|^2 ({k} bytes)")
     M = square(a_lo)
     u, d = emit_u(p, L, Hb, m, carry_e, addend_off, parent, zero)
@@ -172,14 +175,15 @@ SQUARE_WIDTHS = (2, 4, 6)  # emit_square chunk widths tried per base
 
 
 def _run(p: Program, spill, **kw) -> None:
-    """A base block, with Y lent for spills into the frame's scratch or released into the register
-    pool, with each chunk width of the squares and a single or paired zero register, whichever
+    """A base block, with Y lent for spills into the frame's scratch, released into the register
+    pool or kept on the operand, with each chunk width of the squares and a single or paired zero register, whichever
     allocation is cheapest."""
     scratch = kw.pop("scratch", 0)
+    y_roles = [(s, False) for s in sorted({scratch, 0})] + [(0, True)]
     best = None
-    for s, w, pair_zero in itertools.product(sorted({scratch, 0}), SQUARE_WIDTHS, (False, True)):
+    for (s, keep_y), w, pair_zero in itertools.product(y_roles, SQUARE_WIDTHS, (False, True)):
         vp = VProgram()
-        emit_sqr_base(vp, scratch=s, w=w, pair_zero=pair_zero, **kw)
+        emit_sqr_base(vp, scratch=s, keep_y=keep_y, w=w, pair_zero=pair_zero, **kw)
         trial = Program()
         try:
             allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=p)
