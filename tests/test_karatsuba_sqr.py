@@ -153,10 +153,10 @@ def _interpret(p, init: dict[int, int]) -> dict:
             r = (get(ops[0]) << 1) | (c if m == "rol" else 0)
             put(ops[0], r)
             c = r >> 8
-        elif m == "lsr":
+        elif m in ("lsr", "ror"):
             v = get(ops[0])
+            put(ops[0], (v >> 1) | (c << 7 if m == "ror" else 0))
             c = v & 1
-            put(ops[0], v >> 1)
         elif m == "clr":
             put(ops[0], 0)
         elif m == "mov":

@@ -428,12 +428,30 @@ def emit_square(p, a: Sequence, zero, addend: Sequence = (), zero_hi=None, w: in
         p.rol(c)
         return c
 
-    def add_chain(x: list, src: list, carry) -> bool:
-        """x += src (None: nothing) after C = the parked carry `carry` (None: no carry pending);
-        bytes of x still provably zero take src by a copy.  Returns whether a carry may be out."""
-        started = carry is not None
-        if started:
-            p.lsr(carry)
+    # The doubling's carry and D's share one parking register: bit 0 (LSR restores, ROL saves)
+    # and bit 7 (LSL restores, ROR saves); a restore without a carry pending gives C = 0.
+    slot = {"2S": ("lsr", "rol"), "D": ("lsl", "ror")}
+    pending = {"2S": False, "D": False}
+    shared: list = []  # the parking register, once one is needed
+
+    def restore(chain: str, will_park: bool) -> bool:
+        """C = the chain's parked carry when one is pending or the chain will park (its save
+        shifts the register back); returns whether a carry is pending."""
+        if pending[chain] or (will_park and shared):
+            p.emit(slot[chain][0], shared[0])
+        return pending[chain]
+
+    def save(chain: str) -> None:
+        if not shared:
+            shared.append(p.v("cc"))
+            p.clr(shared[0])
+        p.emit(slot[chain][1], shared[0])
+        pending[chain] = True
+
+    def add_chain(x: list, src: list, carry_in: bool) -> bool:
+        """x += src (None: nothing) after C = the carry (carry_in) or 0; bytes of x still provably
+        zero take src by a copy.  Returns whether a carry may be out."""
+        started = carry_in
         for t, s in enumerate(src):
             if not started and s is None:
                 continue
@@ -447,25 +465,26 @@ def emit_square(p, a: Sequence, zero, addend: Sequence = (), zero_hi=None, w: in
         return started
 
     out: list = []
-    cs = cd = ce = None  # parked carries of the three chains (None: no carry pending)
+    ce = None  # the addend chain's parked carry (None: no carry pending)
     for lo in range(0, nres, w):
         width = min(w, nres - lo)
         last = lo + width >= nres
         x = [s_byte(k) for k in range(lo, lo + width)]
         # 2S: x <<= 1 with the bit shifted out of the previous chunk.
-        if cs is not None:
-            p.lsr(cs)
+        live = pending["2S"] or any(v is not None for v in x)
+        park_2s = live and (not last or pending["D"])  # D's restore needs bit 7 in place
+        if restore("2S", park_2s):
             x = [mat(v) for v in x]
             for v in x:
                 p.rol(v)
-        elif any(v is not None for v in x):
+        elif live:
             f = next(t for t, v in enumerate(x) if v is not None)
             x[f + 1 :] = [mat(v) for v in x[f + 1 :]]
             p.lsl(x[f], comment="2S")
             for v in x[f + 1 :]:
                 p.rol(v)
-        if not last and any(v is not None for v in x):
-            cs = park(cs, "cs")
+        if park_2s:
+            save("2S")
         # + D: this chunk's squares, the first in r1:r0, the others parked by MOVW.
         sq = [i for i in range(lo // 2, (lo + width + 1) // 2) if i < n]
         src: list = [None] * width
@@ -483,11 +502,14 @@ def emit_square(p, a: Sequence, zero, addend: Sequence = (), zero_hi=None, w: in
                 ce = None
             src[2 * i - lo : 2 * i - lo + 2] = [0, 1]
         src = src[:width]
-        if add_chain(x, src, cd) and not last:
-            cd = park(cd, "cd")
+        starts = pending["D"] or any(s is not None and v is not None for s, v in zip(src, x))
+        if add_chain(x, src, restore("D", starts and not last)) and not last:
+            save("D")
         # + E (the addend), then its carry ripples until it can be folded into an a_i^2.
         e = [addend[j] if j < len(addend) else None for j in range(lo, lo + width)]
-        if add_chain(x, e, ce) and not last:
+        if ce is not None:
+            p.lsr(ce)
+        if add_chain(x, e, ce is not None) and not last:
             ce = park(ce, "ce")
         for v in x:
             out.append(mat(v))
