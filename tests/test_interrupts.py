@@ -6,8 +6,8 @@ whole call is tried, all in one simulator batch.  A hand-written routine with a 
 shows that the sweep catches the bug it is meant to catch.
 
 Karatsuba calls start with the caller's SP placed so that, after the return address and the saved
-registers, SP sits 8 bytes above a 256-byte boundary (atmega128): the frame allocation then changes
-SPH, and a non-atomic `out SPH; out SPL` would be exposed.  The generated routine with its CLI
+registers, SP sits 2 bytes above a 256-byte boundary (atmega128): any frame (pushed pointers, spill
+room, temporaries) then changes SPH, and a non-atomic `out SPH; out SPL` would be exposed.  The generated routine with its CLI
 removed is swept too, to show the check has teeth."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ ASM = Path(__file__).parent / "asm"
 
 def stack_top(saved_registers: int) -> int:
     """Caller's SP such that the frame below the saved registers crosses 0x1000 (atmega128)."""
-    return 0x1000 + 8 + saved_registers + 2
+    return 0x1000 + 2 + saved_registers + 2
 
 pytestmark = pytest.mark.skipif(
     shutil.which("avr-gcc") is None, reason="needs gcc-avr, avr-libc, simavr, libsimavr-dev"
@@ -50,9 +50,9 @@ def karatsuba_firmware(bits: int, levels: int, variant: str, tmp: Path,
     """The routine's firmware and the stack top that makes its frame cross a page boundary."""
     spec = Spec("mul", bits, "karatsuba", variant=variant, levels=levels)
     routine = generate(spec)
-    assert "cli" in routine.asm and "out 62" in routine.asm  # moves SP: the case under test
     asm, _ = write_routine(routine, tmp)
     if drop_cli:
+        assert "cli" in routine.asm and "out 62" in routine.asm  # moves SP: the case under test
         asm.write_text(routine.asm.replace("\tcli\n", "\tnop\n"))
     return build_firmware(asm, spec.symbol, spec.mcu, tmp), stack_top(len(routine.saved))
 
@@ -124,7 +124,7 @@ def sp_writes_atomic(asm: str) -> list[str]:
 @pytest.mark.parametrize("bits, levels", [(128, 2), (128, 3), (192, 4), (256, 3), (256, 4)])
 def test_sp_writes_are_atomic_sequences(bits, levels) -> None:
     asm = generate(Spec("mul", bits, "karatsuba", levels=levels)).asm
-    assert asm.count("out 62,") >= 2  # allocate and release
+    assert asm.count("out 62,") >= 1  # releases a frame (a small frame may be pushed)
     assert sp_writes_atomic(asm) == []
     # the check has teeth: the same text without CLI fails it
     assert sp_writes_atomic(asm.replace("\tcli\n", "\tnop\n")) != []

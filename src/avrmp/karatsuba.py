@@ -174,14 +174,15 @@ def _copy(p: VProgram, vs: list[V]) -> list[V]:
     return out
 
 
-def _free_y(p: VProgram, scratch: int) -> None:
-    """The operands are loaded: Y either points at the frame's scratch bytes (for spills) or
-    joins the register pool."""
+def _free_y(p: VProgram, scratch: int, scratch_off: int = None) -> None:
+    """The operands are loaded: Y either points at the frame's scratch bytes (for spills; they
+    start scratch_off bytes above SP+1) or joins the register pool."""
     if scratch:
         p.comment("Y is free now: point it at the frame's scratch bytes for spills")
         p.in_(28, 0x3D)
         p.in_(29, 0x3E)
-        p.lend(Mem("Y", disp=1 + SCRATCH_OFF + i) for i in range(scratch))
+        off = SCRATCH_OFF if scratch_off is None else scratch_off
+        p.lend(Mem("Y", disp=1 + off + i) for i in range(scratch))
     else:
         p.release(28, 29)
 
@@ -263,6 +264,7 @@ def emit_base(
     pair_zero: bool = False,
     rows_upto: int = ROWS_UPTO,
     fold_e1: bool = False,
+    scratch_off: int | None = None,
 ) -> list[V] | None:
     """One Karatsuba level in registers for m-byte operands (see module docstring).
 
@@ -271,7 +273,9 @@ def emit_base(
     combination (this base is the parent's M; the parent's result is at Z+0 and its k is m).
     keep_high: store only the product's low m bytes and return the high m in registers (they are
     the parent's L_1, the next base's addend).  free_pointers: give X and Y to the allocator once
-    the operands are loaded (else X is left at b+m and Y at a)."""
+    the operands are loaded (else X is left at b+m and Y at a).  scratch: bytes of the stack
+    frame lent for spills, starting scratch_off bytes above SP+1 (default: after the saved entry
+    pointers of a full frame)."""
     k = (m + 1) // 2
     h = m - k
     zero, zero_hi = p.v("zero"), None
@@ -299,7 +303,7 @@ def emit_base(
     if b.absdiff and free_pointers:
         p.release(26, 27)
     if a.absdiff and free_pointers:
-        _free_y(p, scratch)
+        _free_y(p, scratch, scratch_off)
     a_lo = a_all[:k] if a.absdiff else _load_y(p, a.off, range(k), "a")
     b_lo = b_all[:k] if b.absdiff else _load_x(p, k, "b", 0)
 
@@ -313,7 +317,7 @@ def emit_base(
     if not b.absdiff and free_pointers:
         p.release(26, 27)
     if not a.absdiff and free_pointers:
-        _free_y(p, scratch)
+        _free_y(p, scratch, scratch_off)
     p.phase("|A_l - A_h|, |B_l - B_h|, t")
     mask_al = emit_abs_diff(p, a_lo, a_hi, zero)
     mask_bl = emit_abs_diff(p, b_lo, b_hi, zero)
@@ -423,6 +427,7 @@ def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, variant: str, w: in
 PTR_LO = {"X": 26, "Y": 28, "Z": 30}
 ARG_SLOT = {"r": 0, "a": 2, "b": 4}  # where the entry pointers are kept in the frame
 SCRATCH_OFF, SCRATCH = 6, 40  # frame bytes lent to base blocks for spills
+SMALL_FRAME_SCRATCH = (0, 2, 4, 8, 16)  # spill room tried for two levels without a full frame
 
 
 @dataclass(frozen=True)
@@ -592,9 +597,33 @@ def emit_mul_node(
     frame.free(diffs)
 
 
-def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str) -> None:
+def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str,
+                  framed: bool = True, scratch: int = 0) -> None:
     """L = A_l B_l and Hbar = A_h B_h + L_1 by two bases: either as separate blocks (L_1 goes
-    through memory), or as one block that hands L_1 over in registers; the cheaper wins."""
+    through memory), or as one block that hands L_1 over in registers; the cheaper wins.
+    Without a full frame (framed false) X, Y and Z already point at b, a and out, only the joint
+    block is possible (the pointers cannot be reloaded), and `scratch` bytes at SP+1 are lent."""
+
+    def both(vp: VProgram, v: str, scratch: int, **opts) -> None:
+        l1 = emit_base(vp, k, Src(), Src(), v, keep_high=True, free_pointers=False, **opts)
+        vp.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1, L_1 still in registers ===")
+        vp.adiw(28, k, comment="Y -> A_h; X already points at B_h")
+        emit_base(vp, k, Src(), Src(), v, out_off=2 * k, addend=l1, scratch=scratch,
+                  scratch_off=None if framed else 0, **opts)
+
+    joint = Program()
+    try:
+        if framed:
+            set_pointers(joint, X=b, Y=a, Z=out)
+        _run_best(joint, _z_slots((k + 1) // 2, 4 * k), variant, SCRATCH if framed else scratch,
+                  k, both, labels=p)
+    except AllocationError:
+        if not framed:
+            raise
+        joint = None
+    if not framed:
+        p.extend(joint)
+        return
     separate = Program()
     set_pointers(separate, X=b, Y=a, Z=out)
     _run_base(separate, _z_slots((k + 1) // 2, 2 * k), variant, k, Src(), Src(), scratch=SCRATCH,
@@ -603,19 +632,6 @@ def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str) ->
     set_pointers(separate, X=b + k, Y=a + k, Z=out + k)
     _run_base(separate, _z_slots(k + (k + 1) // 2, 3 * k), variant, k, Src(), Src(),
               out_off=k, addend=0, scratch=SCRATCH, labels=p)
-
-    def both(vp: VProgram, v: str, scratch: int, **opts) -> None:
-        l1 = emit_base(vp, k, Src(), Src(), v, keep_high=True, free_pointers=False, **opts)
-        vp.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1, L_1 still in registers ===")
-        vp.adiw(28, k, comment="Y -> A_h; X already points at B_h")
-        emit_base(vp, k, Src(), Src(), v, out_off=2 * k, addend=l1, scratch=scratch, **opts)
-
-    joint = Program()
-    try:
-        set_pointers(joint, X=b, Y=a, Z=out)
-        _run_best(joint, _z_slots((k + 1) // 2, 4 * k), variant, SCRATCH, k, both, labels=p)
-    except AllocationError:
-        joint = None
     best = separate if joint is None or _nominal_cycles(separate) <= _nominal_cycles(joint) else joint
     p.extend(best)
 
@@ -752,12 +768,66 @@ def _build(n: int, levels: int, variant: str) -> Kernel:
                                   [f"1 level of Karatsuba, base {n} bytes, no stack frame"]))
         except AllocationError:
             pass
+    if levels == 2:
+        for scratch in SMALL_FRAME_SCRATCH:  # the least spill room that suffices
+            try:
+                options.append(_build_small_frame(n, variant, scratch))
+                break
+            except AllocationError:
+                pass
     try:
         options.append(_build_framed(n, levels, variant))
     except AllocationError:
         if not options:
             raise
     return min(options, key=lambda k: _nominal_cycles(k.body))
+
+
+def _build_small_frame(n: int, variant: str, scratch: int) -> Kernel:
+    """Two levels with a small frame: the operand pointers are pushed for the M child and
+    `scratch` more bytes are pushed as spill room (instead of a full frame that saves all three
+    pointers and reloads them through Z); Z keeps pointing at the result throughout."""
+    k = n // 2
+    p = Program()
+    # The M child first: it needs the most spill room, so a failing size fails cheaply.
+    m_child = Program()
+    _run_base(m_child, _z_slots(k, 2 * k), variant, k, Src(absdiff=True), Src(absdiff=True),
+              parent=True, scratch=scratch, scratch_off=0, labels=p)
+    p.phase(f"save the operand pointers for the M child; {scratch} bytes of spill room")
+    for r in (26, 27, 28, 29):
+        p.push(r)
+    if scratch <= 4:
+        for _ in range(scratch):
+            p.push(0, comment="reserve")
+    elif scratch:
+        p.in_(24, 0x3D)
+        p.in_(25, 0x3E)
+        _add_const(p, 24, -scratch & 0xFFFF)
+        _set_sp_atomic(p, 24)
+    p.comment(f"=== {8 * n}-bit Karatsuba level (2 levels): L = A_l * B_l ===")
+    _emit_l_and_h(p, k, Loc("a"), Loc("b"), Loc("r"), variant, framed=False, scratch=scratch)
+    p.comment(f"=== {8 * n}-bit level: M = |A_l - A_h| * |B_l - B_h|, combine ===")
+    if scratch:
+        p.in_(28, 0x3D)
+        p.in_(29, 0x3E)
+        p.ldd(26, Mem("Y", disp=scratch + 4), comment="X = b")
+        p.ldd(27, Mem("Y", disp=scratch + 3))
+        p.ldd(0, Mem("Y", disp=scratch + 2), comment="Y = a")
+        p.ldd(29, Mem("Y", disp=scratch + 1))
+        p.mov(28, 0)
+    else:
+        for r in (29, 28, 27, 26):
+            p.pop(r)
+    p.extend(m_child)
+    if scratch:
+        p.phase("release the frame")
+        p.in_(28, 0x3D)
+        p.in_(29, 0x3E)
+        _add_const(p, 28, scratch + 4)
+        _set_sp_atomic(p)
+    frame = f"{scratch + 4} bytes of stack" if scratch else "4 bytes pushed"
+    return Kernel(p, {"a": 28, "b": 26, "r": 30},
+                  [f"2 levels of Karatsuba, base {k} bytes, small frame ({frame})"])
 
 
 def _build_framed(n: int, levels: int, variant: str) -> Kernel:
@@ -784,11 +854,12 @@ def _build_framed(n: int, levels: int, variant: str) -> Kernel:
     return Kernel(p, {}, [f"{levels} levels of Karatsuba, base {bases} bytes, frame {size} bytes"])
 
 
-def _set_sp_atomic(p: Program) -> None:
-    """SP = Y, safe against interrupts: the I flag is restored by the OUT to SREG, and the AVR runs
-    one more instruction (the OUT to SPL) before it takes an interrupt."""
+def _set_sp_atomic(p: Program, lo: int = 28) -> None:
+    """SP = the register pair at lo (default Y), safe against interrupts: the I flag is restored
+    by the OUT to SREG, and the AVR runs one more instruction (the OUT to SPL) before it takes an
+    interrupt."""
     p.in_(0, 0x3F, comment="SREG")
     p.cli()
-    p.out(0x3E, 29, comment="SPH")
+    p.out(0x3E, lo + 1, comment="SPH")
     p.out(0x3F, 0, comment="SREG (I flag back)")
-    p.out(0x3D, 28, comment="SPL")
+    p.out(0x3D, lo, comment="SPL")
