@@ -22,6 +22,7 @@ is thrown away).  Every block is straight-line code: branch-free by construction
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
 from .blocks import emit_abs_diff, emit_square
 from .errors import AvrmpError
@@ -46,7 +47,7 @@ from .karatsuba import (
 from .kernel import Kernel
 from .program import Mem, Program
 from .spec import Spec
-from .vreg import AllocationError, VProgram, allocate
+from .vreg import AllocationError, V, VProgram, allocate
 
 MAX_SQR_BASE = 20  # the largest one-level base (bytes) tried; beyond it the allocation runs dry
 PLAIN_MAX = 24  # the largest size tried as a plain in-register square (no Karatsuba level)
@@ -95,11 +96,12 @@ def emit_sqr_base(
         a = a_all if absdiff else _load_y(p, src_off, range(m), "a")
         if not absdiff:
             free_y()
-        e = _load_z(p, addend_off, m, "e") if addend_off is not None else ()
+        e = _LazyZ(p, addend_off, m, "e") if addend_off is not None else ()
         p.phase(f"A^2 ({m} bytes, product-scanning squaring)")
-        if parent:
-            sq = square(a, e)
-            emit_sqr_combine(p, m, lambda i: sq[i], zero)
+        if parent:  # the combination runs as M's bytes are final
+            p.comment("the parent's combination is interleaved, chunk by chunk")
+            combine = SqrCombine(p, m, zero)
+            square(a, e, sink=lambda i, r: combine.push(r))
         else:  # each byte stored as soon as it is final
             square(a, e, sink=lambda i, r: i < 2 * m and _store_z(p, out_off + i, [r], "r"))
         return
@@ -134,41 +136,87 @@ def emit_sqr_base(
     if not parent:
         _store_z(p, out_off + k, u + top, "r")
         return
-    emit_sqr_combine(p, m, lambda i: product[i], zero)
+    combine = SqrCombine(p, m, zero)
+    for v in product:
+        combine.push(v)
 
 
-def emit_sqr_combine(p: VProgram, k: int, m_byte, zero, w: int = 4) -> None:
+class _LazyZ(Sequence):
+    """count bytes at Z+off, each loaded when first indexed (so an addend's bytes are loaded just
+    before emit_square adds them, not all at the start)."""
+
+    def __init__(self, p: VProgram, off: int, count: int, name: str) -> None:
+        self.p, self.off, self.count, self.name = p, off, count, name
+        self.regs: dict[int, V] = {}
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self.count))]
+        if not 0 <= i < self.count:
+            raise IndexError(i)
+        if i not in self.regs:
+            self.regs[i] = _load_z(self.p, self.off + i, 1, self.name)[0]
+        return self.regs[i]
+
+
+class SqrCombine:
     """A parent's combination for squaring, R through Z (displacements up to 4k - 1): L_0 at
     R[0..k), Hbar at R[2k..4k).  U = (L_0 | Hbar_lo) + Hbar - M goes to R[k..3k), Hbar_hi + (d, f)
-    to R[3k..4k).  m_byte(i) gives M's byte i in a register.  Two carry chains over chunks of w bytes,
-    each chain's carry parked in a register in between."""
-    p.phase(f"combine: U = (L_0 | Hbar_lo) + Hbar - M, {2 * k} bytes in chunks of {w}")
-    c1, c2 = p.v("c1"), p.v("c2")
-    p.clr(c1)
-    p.clr(c2)
-    for j in range(0, 2 * k, w):
-        idx = range(j, min(j + w, 2 * k))
+    to R[3k..4k).  M's bytes are pushed in order, so the combination can run chunk by chunk (w
+    bytes) while M is still being computed, and no byte of M waits in a register.  Two carry
+    chains per chunk, both carries parked in one register: the addition's in bit 0 (LSR restores,
+    ROL saves), the subtraction's in bit 7 (LSL restores, ROR saves)."""
+
+    def __init__(self, p: VProgram, k: int, zero: V, w: int = 4) -> None:
+        self.p, self.k, self.zero, self.w = p, k, zero, w
+        self.cc = p.v("cc")
+        p.clr(self.cc)
+        self.j = 0  # U's next byte
+        self.ms: list[V] = []  # M's bytes pushed but not yet combined
+
+    def push(self, m: V) -> None:
+        self.ms.append(m)
+        if len(self.ms) == self.w or self.j + len(self.ms) == 2 * self.k:
+            self._chunk()
+
+    def _chunk(self) -> None:
+        p, k, j, cc = self.p, self.k, self.j, self.cc
+        idx = range(j, j + len(self.ms))
+        last = idx[-1] == 2 * k - 1
+        p.comment(f"combine: U[{j}..{idx[-1]}] = (L_0 | Hbar_lo) + Hbar - M")
         u = [_load_z(p, i if i < k else k + i, 1, "x")[0] for i in idx]
         if j:
-            p.lsr(c1)
+            p.lsr(cc)
         for n, i in enumerate(idx):
             y = _load_z(p, 2 * k + i, 1, "hb")[0]
             p.emit("adc" if j or n else "add", u[n], y)
-        p.rol(c1)
-        ms = [m_byte(i) for i in idx]
-        if j:
-            p.lsr(c2)
-        for n in range(len(idx)):
-            p.emit("sbc" if j or n else "sub", u[n], ms[n])
-        p.rol(c2)
+        p.rol(cc)
+        p.lsl(cc)
+        for n, m in enumerate(self.ms):
+            p.emit("sbc" if j or n else "sub", u[n], m)
+        if not last:
+            p.ror(cc)
         _store_z(p, k + j, u, "r")
-    p.phase("top bytes: Hbar_hi + (d, f)")
-    f = p.v("f")
-    p.sub(c1, c2, comment="d = carry - borrow")
-    p.sbc(f, f, comment="f = sign of d")
-    top = _load_z(p, 3 * k, k, "hb")
-    emit_ripple(p, top, c1, f)
-    _store_z(p, 3 * k, top, "r")
+        self.j, self.ms = idx[-1] + 1, []
+        if last:
+            self._top()
+
+    def _top(self) -> None:
+        """C = U's last borrow, cc = its last carry << 1: (d, f) = carry - borrow, sign-extended,
+        rippled into Hbar_hi."""
+        p, k, d = self.p, self.k, self.cc
+        p.phase("top bytes: Hbar_hi + (d, f)")
+        f = p.v("f")
+        p.sbc(f, f, comment="f = -borrow")
+        p.lsr(d, comment="d = carry")
+        p.add(d, f, comment="(d, f) = carry - borrow")
+        p.adc(f, self.zero)
+        top = _load_z(p, 3 * k, k, "hb")
+        emit_ripple(p, top, d, f)
+        _store_z(p, 3 * k, top, "r")
 
 
 SQUARE_WIDTHS = (2, 4, 6)  # emit_square chunk widths tried per base
@@ -244,7 +292,9 @@ def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc
     vp = VProgram()
     zero = vp.v("zero")
     vp.clr(zero)
-    emit_sqr_combine(vp, k, lambda i: _load_y(vp, i, range(1), "m")[0], zero)
+    combine = SqrCombine(vp, k, zero)
+    for i in range(2 * k):
+        combine.push(_load_y(vp, i, range(1), "m")[0])
     allocate(vp, BASE_POOL, p)
     frame.free(diff)
 
