@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from avrmp import operand_caching
 from avrmp.bench import measure
 from avrmp.errors import AvrmpError
 from avrmp.generate import generate
@@ -34,6 +35,16 @@ def test_verifies(algo, n, params, mcu):
     row = measure(Spec("mul", 8 * n, algo, mcu=mcu, **params), tests=40)
     assert row.verified, row.failure
     assert row.mul == n * n
+
+
+@pytest.mark.parametrize("option", operand_caching.OPTIONS, ids=str)
+@pytest.mark.parametrize("n,e", [(13, 4), (40, 10)])
+def test_every_pointer_layout_and_zero_pair(monkeypatch, option, n, e):
+    """Whatever the cost model would pick: r on X or Y (80 result bytes: Y moves), the zero pair
+    from either operand's pointer, a pointer's last byte loaded into the pointer itself."""
+    monkeypatch.setattr(operand_caching, "OPTIONS", [option])
+    row = measure(Spec("mul", 8 * n, "consecutive-operand-caching", e=e), tests=20)
+    assert row.verified, row.failure
 
 
 # Core cycles (ATmega128) measured when these kernels were written; a change is either a
