@@ -288,8 +288,10 @@ class _RowAccumulator:
 # Where the pointers go: (r, a, b) on (X, Y, Z) in some order.  r on X stores with ST X+; r on Y
 # or Z reaches every byte by displacement, and the operand on X is loaded with LD X+.
 LAYOUTS = [("X", "Y", "Z"), ("Y", "Z", "X"), ("Y", "X", "Z")]
-# What _fastest tries: each layout, with no zero pair or the pointer of a or b as the zero pair.
-OPTIONS = [(layout, zero_pair_from) for layout in LAYOUTS for zero_pair_from in (None, "a", "b")]
+# What _fastest tries: each layout with no zero pair, with the pointer of a or b as the zero pair
+# once it is given up, or with a zero pair from the start (free when e leaves registers idle).
+OPTIONS = [(layout, zero_pair_from) for layout in LAYOUTS
+           for zero_pair_from in (None, "a", "b", "pool")]
 # The option the row height is chosen with (the best at 128 to 256 bits).
 HEIGHT_OPTION = (LAYOUTS[1], "b")
 
@@ -297,14 +299,22 @@ HEIGHT_OPTION = (LAYOUTS[1], "b")
 def _build(spec: Spec, e: int, consecutive: bool, layout=LAYOUTS[0],
            zero_pair_from: str | None = None) -> Kernel:
     """zero_pair_from: the operand ("a" or "b") whose pointer, once given up, becomes a zero pair,
-    so that the accumulator clears its registers two at a time from then on."""
+    so that the accumulator clears its registers two at a time from then on; "pool": a zero pair
+    and a fourth accumulator register from the start."""
     n = spec.operand_bytes
     e = min(e, n)
     p = Program()
     pool = RegPool(ALLOCATION_ORDER)
     c0 = pool.take_pair()
-    acc_regs = [c0, c0 + 1, pool.take_one()]
-    zero, zero_hi = pool.take_one(), None
+    if zero_pair_from == "pool":  # clearing by pairs from the start: 6 registers, not 4
+        c2 = pool.take_pair()
+        acc_regs = [c0, c0 + 1, c2, c2 + 1]
+        zero = pool.take_pair()
+        zero_hi: int | None = zero + 1
+        zero_pair_from = None
+    else:
+        acc_regs = [c0, c0 + 1, pool.take_one()]
+        zero, zero_hi = pool.take_one(), None
     schedule = [(off, prev, row_columns(n, off, prev)) for off, prev in rows(n, e)]
     plan = [key for _, _, cols in schedule for col in cols for i, j in col
             for key in (("a", i), ("b", j))]
@@ -324,6 +334,8 @@ def _build(spec: Spec, e: int, consecutive: bool, layout=LAYOUTS[0],
     name = "consecutive operand caching" if consecutive else "operand caching"
     p.phase(f"{name} {n}x{n} bytes, e={e}: {len(schedule)} rows, S_p = a[pe..n) x b[0..n-pe)")
     p.clr(zero)
+    if zero_hi is not None:
+        p.clr(zero_hi)
     for off, prev, cols in schedule:
         if prev is None:
             what = f"initialisation block a[{off}..{n - 1}] x b[0..{n - off - 1}]"
