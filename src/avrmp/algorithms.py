@@ -188,6 +188,7 @@ DEFAULT_CATALOG: list[tuple] = [
     ("mul", "karatsuba", "branched", (48, 64, 80, 96, 128, 160, 192, 224, 256)),
     ("sqr", "karatsuba", "branchfree", (128, 160, 192, 224, 256, 384, 512)),
     ("mul", "karatsuba", "branchfree", (512, 768, 1024, 1536, 2048)),
+    ("mul", "karatsuba", "branched", (512, 1024, 2048)),
     ("sqr", "karatsuba", "branchfree", (768, 1024, 1536, 2048)),
     ("add", "ripple", "branchfree", (128, 256, 1024, 2048)),
     ("sub", "ripple", "branchfree", (128, 256, 1024, 2048)),

@@ -49,6 +49,10 @@ _add("sqr", "karatsuba", None, "best public (OsEID)", {192: 1839, 256: 3079})
 # The brief's records for large operands are ABI cycles (a call from C, saves included).
 _add("mul", "karatsuba", None, "best public (OsEID), ABI cycles", {512: 15440, 1024: 50356})
 _add("sqr", "karatsuba", None, "best public (OsEID), ABI cycles", {1024: 34766})
+_add("mul", "karatsuba", "branchfree",
+     "best public branch-free (Hutter-Schwabe Curve25519 code), ABI cycles", {256: 5038})
+_add("sqr", "karatsuba", None, "best public (Hutter-Schwabe Curve25519 code), ABI cycles",
+     {256: 3399})
 _add("mul", "karatsuba", None, "seed003 (karatsubarized RPS)", {1024: 85000})
 _add("sqr", "karatsuba", None, "seed003 (karatsubarized RPS)", {1024: 48000})
 _add("mul", "rps", None, "seed003 (karatsubarized)", {1024: 85000})
