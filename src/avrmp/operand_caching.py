@@ -257,10 +257,13 @@ class _RowAccumulator:
     def add_product(self) -> None:
         self._add(0, 1, PRODUCT_MAX)
 
-    def add_partial(self) -> None:
-        """acc += the partial sum the previous row stored at weight k."""
-        self.result.load(0, self.k, comment=f"r[{self.k}] (partial sum)")
-        self._add(0, None, 0xFF, comment="acc += r[k]")
+    def add_partial(self, width: int) -> None:
+        """acc += the partial sum the previous row stored at weights k .. k+width-1 (width 1 or 2;
+        r1:r0 are free before the column's first MUL)."""
+        for i in range(width):
+            self.result.load(i, self.k + i, comment=f"r[{self.k + i}] (partial sum)")
+        what = "r[k]" if width == 1 else "r[k+1]:r[k]"
+        self._add(0, 1 if width == 2 else None, (1 << (8 * width)) - 1, comment=f"acc += {what}")
 
     def store(self) -> None:
         """Store column k's byte (lo) and move on to column k + 1."""
@@ -325,6 +328,9 @@ def _build(spec: Spec, e: int, consecutive: bool, layout=LAYOUTS[0],
         return PointerWindow(p, ptr)
 
     result = window("r", layout[0])
+    # Partial sums enter two bytes at a time (two loads and an add, adc, adc instead of twice a
+    # load, add and adc) when r is reached by displacement; through X, one at a time.
+    partial_width = 1 if layout[0] == "X" else 2
     windows = {"a": window("a", layout[1]), "b": window("b", layout[2])}
     # Operand caching proper: the paper's 2e registers (R_A, R_B).  Consecutive: all of them.
     regs = pool.free if consecutive else pool.free[: 2 * e]
@@ -346,8 +352,8 @@ def _build(spec: Spec, e: int, consecutive: bool, layout=LAYOUTS[0],
         partial = range(prev[0], 2 * n - prev[0]) if prev else range(0)
         acc = _RowAccumulator(p, acc_regs, zero, zero_hi, result, off)
         for k, col in enumerate(cols, start=off):
-            if k in partial:
-                acc.add_partial()
+            if k in partial and (k - partial.start) % partial_width == 0:
+                acc.add_partial(partial_width)
             for i, j in col:
                 ra = cache.next(("a", i))
                 rb = cache.next(("b", j))
