@@ -353,8 +353,9 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool) -> int:
     if mul:
         _ptr_to(p, 20, 5, k)
     _call(p, child, far)
-    set_pointers(p, X=Loc("r", k), Z=Loc("r", 2 * k))
-    _run(p, _pass_hbar(k))
+    if mul:  # squaring adds L_1 in its combination (karatsuba_sqr.level_combine)
+        set_pointers(p, X=Loc("r", k), Z=Loc("r", 2 * k))
+        _run(p, _pass_hbar(k))
     vp = VProgram()
     set_pointers(vp, X=Loc("a"), Y=Loc("a", k), Z=Loc("frame", lay["da"]))
     mask = emit_sub_absdiff(vp, k, "A")
@@ -377,7 +378,12 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool) -> int:
     p.ldd(25, Mem("Z", disp=2))
     set_pointers(p, X=Loc("frame", lay["t"] if mul else lay["m"]), Y=Loc("r", k),
                  Z=Loc("r", 2 * k))
-    _run(p, _pass_combine(k, subtract_only=not mul))
+    if mul:
+        _run(p, _pass_combine(k, subtract_only=False))
+    else:
+        from .karatsuba_sqr import level_combine
+
+        _run(p, level_combine(k))
     p.phase("release the frame")
     p.in_(28, 0x3D)
     p.in_(29, 0x3E)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-from .blocks import emit_abs_diff, emit_square
+from .blocks import emit_abs_diff, emit_square, move_pointer
 from .errors import AvrmpError
 from .karatsuba import (
     ARG_SLOT,
@@ -222,12 +222,15 @@ class SqrCombine:
 SQUARE_WIDTHS = (2, 4, 6)  # emit_square chunk widths tried per base
 
 
-def _run(p: Program, spill, **kw) -> None:
+def _run(p: Program, spill, ptrs: dict | None = None, follow: bool = False, **kw) -> None:
     """A base block, with Y lent for spills into the frame's scratch, released into the register
-    pool or kept on the operand, with each chunk width of the squares and a single or paired zero register, whichever
-    allocation is cheapest."""
+    pool or kept on the operand, with each chunk width of the squares and a single or paired zero
+    register, whichever allocation is cheapest.  ptrs (see _point) learns whether Y survives
+    (kept on the operand, it needs no reload from the frame for a following base: `follow`
+    charges the others that reload; without a frame, Y is always kept)."""
     scratch = kw.pop("scratch", 0)
-    y_roles = [(s, False) for s in sorted({scratch, 0})] + [(0, True)]
+    frameless = ptrs is not None and ptrs.get("frameless")
+    y_roles = [(0, True)] if frameless else [(s, False) for s in sorted({scratch, 0})] + [(0, True)]
     best = None
     for (s, keep_y), w, pair_zero in itertools.product(y_roles, SQUARE_WIDTHS, (False, True)):
         vp = VProgram()
@@ -237,44 +240,80 @@ def _run(p: Program, spill, **kw) -> None:
             allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=p)
         except AllocationError:
             continue
-        cost = trial.static_cycles()
+        cost = trial.static_cycles() + (RELOAD_Y if follow and not keep_y else 0)
         if best is None or cost < best[0]:
-            best = (cost, trial)
+            best = (cost, trial, keep_y)
     if best is None:
         raise AllocationError(f"no register allocation for the {kw['m']}-byte squaring base")
     p.extend(best[1])
+    if ptrs is not None and not best[2]:
+        ptrs.pop("Y", None)
+
+
+RELOAD_Y = 7  # cycles to point Y again through the frame's saved pointer (IN, IN, LDD, LDD, MOV)
+
+
+def _point(p: Program, ptrs: dict, **locs: Loc) -> None:
+    """Point Y/Z at locs: by ADIW/SBIW from where ptrs says they point, else through the frame's
+    saved entry pointers (ptrs["reloads"] counts those).  ptrs is updated."""
+    reload = {}
+    for ptr, loc in locs.items():
+        cur = ptrs.get(ptr)
+        if cur is not None and cur.base == loc.base and abs(loc.off - cur.off) <= 63:
+            move_pointer(p, ptr, loc.off - cur.off)
+        else:
+            reload[ptr] = loc
+    if reload:
+        if ptrs.get("frameless"):
+            raise AllocationError("a pointer must be reloaded but there is no frame")
+        ptrs["reloads"] = ptrs.get("reloads", 0) + 1
+        if set(reload) == {"Y"} and reload["Y"].base != "frame":
+            loc = reload["Y"]  # Z stays: read the saved pointer through Y itself
+            p.in_(28, 0x3D, comment="Y = SP: the frame is at Y+1")
+            p.in_(29, 0x3E)
+            p.ldd(0, Mem("Y", disp=1 + ARG_SLOT[loc.base]))
+            p.ldd(29, Mem("Y", disp=2 + ARG_SLOT[loc.base]))
+            p.mov(28, 0)
+            _add_const(p, 28, loc.off)
+        else:
+            set_pointers(p, **reload)
+    ptrs.update(locs)
 
 
 # --- memory levels (sizes up to 32 bytes: every displacement stays within 0..63) -------------------
 
 
 def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc,
-                  frame: Frame) -> None:
-    """out[0..2n) = a[0..n)^2 with `levels` levels (1 = a base in registers)."""
+                  frame: Frame, ptrs: dict) -> None:
+    """out[0..2n) = a[0..n)^2 with `levels` levels (1 = a base in registers).  ptrs: where Y and
+    Z are known to point (see _point)."""
     k = n // 2
+    scratch = 0 if ptrs.get("frameless") else SCRATCH
     if levels == 1:
-        set_pointers(p, Y=a, Z=out)
-        _run(p, _z_slots((n + 1) // 2, 2 * n), m=n, scratch=SCRATCH, plain=plain)
+        _point(p, ptrs, Y=a, Z=out)
+        _run(p, _z_slots((n + 1) // 2, 2 * n), ptrs, True, m=n, scratch=scratch, plain=plain)
         return
     p.comment(f"=== {8 * n}-bit squaring level ({levels} levels): L = A_l^2 ===")
-    emit_sqr_node(p, k, levels - 1, plain, a, out, frame)
+    emit_sqr_node(p, k, levels - 1, plain, a, out, frame, ptrs)
     p.comment(f"=== {8 * n}-bit level: Hbar = A_h^2 + L_1 ===")
     if levels == 2:
-        set_pointers(p, Y=a + k, Z=out + k)
-        _run(p, _z_slots(k + (k + 1) // 2, 3 * k), m=k, out_off=k, addend_off=0,
-             scratch=SCRATCH, plain=plain)
+        _point(p, ptrs, Y=a + k, Z=out + k)
+        _run(p, _z_slots(k + (k + 1) // 2, 3 * k), ptrs, True, m=k, out_off=k, addend_off=0,
+             scratch=scratch, plain=plain)
     else:
         from .karatsuba import emit_mem_add_l1
 
-        emit_sqr_node(p, k, levels - 1, plain, a + k, out + 2 * k, frame)
-        set_pointers(p, Z=out + k)
+        emit_sqr_node(p, k, levels - 1, plain, a + k, out + 2 * k, frame, ptrs)
+        _point(p, ptrs, Z=out + k)
         vp = VProgram()
         emit_mem_add_l1(vp, k)
         allocate(vp, BASE_POOL, p)
+        ptrs.clear()  # the pass may move its pointers
     p.comment(f"=== {8 * n}-bit level: M = |A_l - A_h|^2, combine ===")
     if levels == 2:
-        set_pointers(p, Y=a, Z=out)
-        _run(p, _z_slots(k, 2 * k), m=k, absdiff=True, parent=True, scratch=SCRATCH, plain=plain)
+        _point(p, ptrs, Y=a, Z=out)
+        _run(p, _z_slots(k, 2 * k), ptrs, m=k, absdiff=True, parent=True, scratch=scratch,
+             plain=plain)
         return
     diff = frame.alloc(k)
     set_pointers(p, Y=a, Z=diff)
@@ -286,8 +325,9 @@ def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc
     emit_abs_diff(vp, x, lambda i: _load_y(vp, k, range(i, i + 1), "a'")[0], zero)
     _store_z(vp, 0, x, "d")
     allocate(vp, BASE_POOL, p)
+    ptrs.clear()
     prod = frame.alloc(2 * k)
-    emit_sqr_node(p, k, levels - 1, plain, diff, prod, frame)
+    emit_sqr_node(p, k, levels - 1, plain, diff, prod, frame, ptrs)
     set_pointers(p, Y=prod, Z=out)
     vp = VProgram()
     zero = vp.v("zero")
@@ -296,6 +336,7 @@ def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc
     for i in range(2 * k):
         combine.push(_load_y(vp, i, range(1), "m")[0])
     allocate(vp, BASE_POOL, p)
+    ptrs.clear()
     frame.free(diff)
 
 
@@ -320,18 +361,40 @@ def build_fixed(n: int, levels: int, plain: bool) -> Kernel:
     if levels == 1:
         _run(p, _z_slots((n + 1) // 2, 2 * n), m=n, plain=plain)
         return Kernel(p, {"a": 28, "r": 30}, [_note(n, levels, plain)])
+    options = [_framed(n, levels, plain)]
+    if levels == 2:  # Y kept on the operand by every base: no pointer to save, no spill frame
+        try:
+            options.append(_frameless(n, plain))
+        except AllocationError:
+            pass
+    return min(options, key=lambda kern: kern.body.static_cycles())
+
+
+def _frameless(n: int, plain: bool) -> Kernel:
+    p = Program()
+    ptrs = {"frameless": True, "Y": Loc("a"), "Z": Loc("r")}
+    emit_sqr_node(p, n, 2, plain, Loc("a"), Loc("r"), Frame(), ptrs)
+    return Kernel(p, {"a": 28, "r": 30}, [_note(n, 2, plain) + ", no stack frame"])
+
+
+def _framed(n: int, levels: int, plain: bool) -> Kernel:
     frame = Frame()
     body = Program()
-    emit_sqr_node(body, n, levels, plain, Loc("a"), Loc("r"), frame)
+    ptrs = {"Y": Loc("a"), "Z": Loc("r")}  # set from the argument registers with the frame
+    emit_sqr_node(body, n, levels, plain, Loc("a"), Loc("r"), frame, ptrs)
     size = frame.size
+    p = Program()
     p.phase(f"stack frame: entry pointers and {size - 6} bytes of temporaries")
     p.in_(28, 0x3D)
     p.in_(29, 0x3E)
     _add_const(p, 28, (-size) & 0xFFFF) if size > 63 else p.sbiw(28, size)
     _set_sp_atomic(p)
-    for name, lo in (("r", 24), ("a", 22)):
-        p.std(Mem("Y", disp=1 + ARG_SLOT[name]), lo, comment=f"save pointer {name}")
-        p.std(Mem("Y", disp=2 + ARG_SLOT[name]), lo + 1)
+    if ptrs.get("reloads"):
+        for name, lo in (("r", 24), ("a", 22)):
+            p.std(Mem("Y", disp=1 + ARG_SLOT[name]), lo, comment=f"save pointer {name}")
+            p.std(Mem("Y", disp=2 + ARG_SLOT[name]), lo + 1)
+    p.movw(28, 22, comment="Y = a")
+    p.movw(30, 24, comment="Z = r")
     p.extend(body)
     p.phase("release the stack frame")
     p.in_(28, 0x3D)
@@ -378,3 +441,99 @@ def karatsuba_sqr(spec: Spec) -> Kernel:
     if karatsuba_large.is_large(n) or not structures(n):
         return karatsuba_large.large_kernel(spec)
     return build_fixed(n, *best_fixed(n, spec.levels))
+
+
+# --- the combination of a large squaring level (karatsuba_large) ------------------------------------
+
+
+def level_combine(k: int, w: int = 8) -> VProgram:
+    """A large squaring level's combination with Hbar = H + L_1 fused in (no separate Hbar pass):
+    R holds L at R[0..2k) and H at R[2k..4k), the frame M (2k bytes).  Two passes over k bytes and
+    the top bytes, each in chunks of w with the carries of three chains (Hbar, + and - M) parked
+    in registers:
+
+      low:  Hbar_lo = H_lo + L_1 (to R[2k..3k)),  U_lo = L_0 + Hbar_lo - M_lo (to R[k..2k))
+      high: Hbar_hi = H_hi + carry (to R[3k..4k)),  U_hi = Hbar_lo + Hbar_hi - M_hi (to R[2k..3k))
+      top:  R[3k..4k) += (d, f), d = carry - borrow of U
+
+    On entry X points at M, Y at R+k, Z at R+2k and r25:r24 at R.  In the low pass X is
+    time-shared between L_0 and M, both pointers parked in r25:r24 and r1:r0."""
+    p = VProgram()
+    zero = p.v("zero")
+    p.clr(zero)
+    carry = {name: p.v(name) for name in ("ch", "cu", "cm")}  # Hbar's, U's addition's, M's
+    for c in carry.values():
+        p.clr(c)
+
+    def chain(name: str, dst: list, src, first: bool, last: bool, op: str = "add") -> None:
+        """dst += src (or -= with op "sub"; src a list, a function of the byte's index that loads
+        it just before it is needed, or one register for every byte), the carry restored before
+        (unless this is the chain's first chunk) and parked after (unless its last)."""
+        if not first:
+            p.lsr(carry[name])
+        for q, x in enumerate(dst):
+            y = src[q] if isinstance(src, list) else src(q) if callable(src) else src
+            p.emit(op if first and q == 0 else {"add": "adc", "sub": "sbc"}[op], x, y)
+        if not last:
+            p.rol(carry[name])
+
+    def lazy(ptr: str, name: str, first: int):
+        """A byte source for chain(): byte q loaded when the chain reaches it."""
+        return lambda q: load(ptr, 1, name, first + q, q)[0]
+
+    def load(ptr: str, n: int, name: str, first: int, disp: int = 0) -> list:
+        out = [p.v(name) for _ in range(n)]
+        for q, v in enumerate(out):
+            if ptr == "X":
+                p.ld(v, Mem("X", "+"), comment=f"{name}[{first + q}]")
+            else:
+                p.ldd(v, Mem(ptr, disp=disp + q), comment=f"{name}[{first + q}]")
+        return out
+
+    def store(ptr: str, vals: list, name: str, first: int) -> None:
+        for q, v in enumerate(vals):
+            p.std(Mem(ptr, disp=q), v, comment=f"{name}[{first + q}]")
+
+    p.movw(0, 26, comment="park the M pointer in r1:r0")
+    p.phase(f"low half: Hbar_lo = H_lo + L_1, U_lo = L_0 + Hbar_lo - M_lo ({k} bytes)")
+    for j in range(0, k, w):
+        n = min(w, k - j)
+        p.movw(26, 24, comment="X -> L_0")
+        u = load("X", n, "L_0", j)
+        p.movw(24, 26)
+        p.movw(26, 0, comment="X -> M")
+        hb = load("Z", n, "H", j)
+        chain("ch", hb, lazy("Y", "L_1", j), j == 0, False)
+        store("Z", hb, "Hbar_lo", j)
+        chain("cu", u, hb, j == 0, False)
+        chain("cm", u, lazy("X", "M", j), j == 0, False, "sub")
+        p.movw(0, 26)
+        store("Y", u, "U", j)
+        p.adiw(28, n)
+        p.adiw(30, n)
+    p.phase(f"high half: Hbar_hi = H_hi + carry, U_hi = Hbar_lo + Hbar_hi - M_hi ({k} bytes)")
+    p.movw(26, 0, comment="X -> M (no longer shared); Y is at R+2k, Z at R+3k")
+    for j in range(0, k, w):
+        n = min(w, k - j)
+        u = load("Y", n, "Hbar_lo", j)
+        hb = load("Z", n, "H", k + j)
+        chain("ch", hb, zero, False, j + n == k)  # Hbar < 2^(16k): its last carry is zero
+        store("Z", hb, "Hbar_hi", j)
+        chain("cu", u, hb, False, False)
+        chain("cm", u, lazy("X", "M", k + j), False, False, "sub")
+        store("Y", u, "U", k + j)
+        p.adiw(28, n)
+        p.adiw(30, n)
+    p.phase(f"top bytes: Hbar_hi + (d, f) ({k} bytes; Y has reached R+3k)")
+    d, f = carry["cu"], p.v("f")
+    p.sub(d, carry["cm"], comment="d = carry - borrow")
+    p.sbc(f, f, comment="f = sign of d")
+    p.clr(carry["ch"])  # Hbar's chain is done: its register parks the ripple's carry
+    for j in range(0, k, w):
+        n = min(w, k - j)
+        top = load("Y", n, "Hbar_hi", j)
+        chain("ch", top, [d] + [f] * (n - 1) if j == 0 else f, j == 0, j + n == k)
+        store("Y", top, "R", 3 * k + j)
+        if j + n < k:
+            p.adiw(28, n)
+    return p
