@@ -370,6 +370,13 @@ def build_fixed(n: int, levels: int, plain: bool) -> Kernel:
     return min(options, key=lambda kern: kern.body.static_cycles())
 
 
+def plain_square(n: int) -> Kernel:
+    """The n-byte square as one register-allocated product-scanning block (no Karatsuba level)."""
+    p = Program()
+    _run(p, _z_slots((n + 1) // 2, 2 * n), m=n, plain=True)
+    return Kernel(p, {"a": 28, "r": 30}, ["product-scanning square in registers (emit_square)"])
+
+
 def _frameless(n: int, plain: bool) -> Kernel:
     p = Program()
     ptrs = {"frameless": True, "Y": Loc("a"), "Z": Loc("r")}

@@ -306,6 +306,26 @@ def product_scanning_mul(spec: Spec) -> Kernel:
 
 
 def product_scanning_sqr(spec: Spec) -> Kernel:
+    """Product-scanning squaring, each cross product once: the register-allocated block
+    (`blocks.emit_square`: cross sums doubled by parked carry chains two or more bytes at a time,
+    result bytes stored as they are final) or the column-by-column kernel below, whichever the
+    cost model finds faster.  Without a hardware multiplier only the column kernel: the block
+    leaves no registers free for the lowered MULs."""
+    from .karatsuba_sqr import plain_square
+    from .mcu import get_mcu
+    from .vreg import AllocationError
+
+    column = _column_sqr(spec)
+    if not get_mcu(spec.mcu).has_mul or spec.operand_bytes > 32:  # LDD/STD reach 63 bytes
+        return column
+    try:
+        block = plain_square(spec.operand_bytes)
+    except AllocationError:
+        return column
+    return min((block, column), key=lambda kern: kern.body.static_cycles())
+
+
+def _column_sqr(spec: Spec) -> Kernel:
     """Each cross product a[i]*a[j], i < j, once; the column's cross sum is doubled, then the
     carry from the previous column and the square a[k/2]^2 are added."""
     n = spec.operand_bytes
