@@ -292,7 +292,7 @@ class _RowAccumulator:
 # or Z reaches every byte by displacement, and the operand on X is loaded with LD X+.
 LAYOUTS = [("X", "Y", "Z"), ("Y", "Z", "X"), ("Y", "X", "Z")]
 # What _fastest tries: each layout with no zero pair, with the pointer of a or b as the zero pair
-# once it is given up, or with a zero pair from the start (free when e leaves registers idle).
+# once it is given up, or (consecutive operand caching) with a zero pair from the start.
 OPTIONS = [(layout, zero_pair_from) for layout in LAYOUTS
            for zero_pair_from in (None, "a", "b", "pool")]
 # The option the row height is chosen with (the best at 128 to 256 bits).
@@ -309,6 +309,8 @@ def _build(spec: Spec, e: int, consecutive: bool, layout=LAYOUTS[0],
     p = Program()
     pool = RegPool(ALLOCATION_ORDER)
     c0 = pool.take_pair()
+    pair_note = {None: "none", "pool": "from the start"}.get(
+        zero_pair_from, f"the pointer of {zero_pair_from}, once given up")
     if zero_pair_from == "pool":  # clearing by pairs from the start: 6 registers, not 4
         c2 = pool.take_pair()
         acc_regs = [c0, c0 + 1, c2, c2 + 1]
@@ -367,7 +369,9 @@ def _build(spec: Spec, e: int, consecutive: bool, layout=LAYOUTS[0],
         # A zero pair taken in this row stays; the accumulator then keeps its fourth register.
         zero, zero_hi = acc.zero, acc.zero_hi
         acc_regs = sorted(acc.regs + acc.spare)
-    notes = [f"e={e}", f"{len(schedule)} rows", f"{cache.loads} operand loads"]
+    notes = [f"e={e}", f"{len(schedule)} rows", f"{cache.loads} operand loads",
+             "pointers: " + ", ".join(f"{v} on {ptr}" for v, ptr in zip("rab", layout)),
+             f"zero pair: {pair_note}"]
     if not consecutive and 2 * e > len(regs):
         notes.append(f"e={e} exceeds the {len(regs)} cache registers: operands are reloaded")
     return Kernel(p, dict(zip("rab", (POINTER_LO[ptr] for ptr in layout))), notes)
@@ -387,7 +391,9 @@ def _fastest(spec: Spec, heights, consecutive: bool) -> Kernel:
         return k.body.static_cycles() or 0
 
     e = min(heights, key=lambda e: cycles(_build(spec, e, consecutive, *HEIGHT_OPTION)))
-    return min((_build(spec, e, consecutive, *option) for option in OPTIONS), key=cycles)
+    # Operand caching proper keeps to its 2e + 4 registers: no zero pair beyond them.
+    options = [o for o in OPTIONS if consecutive or o[1] != "pool"]
+    return min((_build(spec, e, consecutive, *option) for option in options), key=cycles)
 
 
 def operand_caching_mul(spec: Spec) -> Kernel:
