@@ -460,8 +460,8 @@ def level_combine(k: int, w: int = 8) -> VProgram:
     in registers:
 
       low:  Hbar_lo = H_lo + L_1 (to R[2k..3k)),  U_lo = L_0 + Hbar_lo - M_lo (to R[k..2k))
-      high: Hbar_hi = H_hi + carry (to R[3k..4k)),  U_hi = Hbar_lo + Hbar_hi - M_hi (to R[2k..3k))
-      top:  R[3k..4k) += (d, f), d = carry - borrow of U
+      high: U_hi = Hbar_lo + H_hi + c - M_hi (to R[2k..3k)), c the carry of Hbar_lo, its own chain
+      top:  R[3k..4k) = H_hi + (d, f), d = c + the carries - the borrow out of U_hi
 
     On entry X points at M, Y at R+k, Z at R+2k and r25:r24 at R.  In the low pass X is
     time-shared between L_0 and M, both pointers parked in r25:r24 and r1:r0."""
@@ -518,27 +518,32 @@ def level_combine(k: int, w: int = 8) -> VProgram:
         store("Y", u, "U", j)
         p.adiw(28, n)
         p.adiw(30, n)
-    p.phase(f"high half: Hbar_hi = H_hi + carry, U_hi = Hbar_lo + Hbar_hi - M_hi ({k} bytes)")
+    p.phase(f"high half: U_hi = Hbar_lo + H_hi + carry(Hbar_lo) - M_hi ({k} bytes)")
+    # Hbar_hi = H_hi + Hbar_lo's carry is never formed: that carry ripples through U_hi in its own
+    # chain and joins (d, f) for the top bytes, so H_hi stays in place.
     p.movw(26, 0, comment="X -> M (no longer shared); Y is at R+2k, Z at R+3k")
+    c_hbar = p.v("c")
+    p.mov(c_hbar, carry["ch"], comment="Hbar_lo's carry, for U_hi and the top bytes")
     for j in range(0, k, w):
         n = min(w, k - j)
         u = load("Y", n, "Hbar_lo", j)
-        hb = load("Z", n, "H", k + j)
-        chain("ch", hb, zero, False, j + n == k)  # Hbar < 2^(16k): its last carry is zero
-        store("Z", hb, "Hbar_hi", j)
-        chain("cu", u, hb, False, False)
+        chain("cu", u, lazy("Z", "H", k + j), False, False)
+        chain("ch", u, zero, False, False)
         chain("cm", u, lazy("X", "M", k + j), False, False, "sub")
         store("Y", u, "U", k + j)
         p.adiw(28, n)
-        p.adiw(30, n)
-    p.phase(f"top bytes: Hbar_hi + (d, f) ({k} bytes; Y has reached R+3k)")
+        if j + n < k:
+            p.adiw(30, n)
+    p.phase(f"top bytes: H_hi + (d, f) ({k} bytes; Y has reached R+3k)")
     d, f = carry["cu"], p.v("f")
-    p.sub(d, carry["cm"], comment="d = carry - borrow")
+    p.add(d, carry["ch"])
+    p.add(d, c_hbar)
+    p.sub(d, carry["cm"], comment="d = Hbar_lo's carry + U's carries - borrow (-1..3)")
     p.sbc(f, f, comment="f = sign of d")
     p.clr(carry["ch"])  # Hbar's chain is done: its register parks the ripple's carry
     for j in range(0, k, w):
         n = min(w, k - j)
-        top = load("Y", n, "Hbar_hi", j)
+        top = load("Y", n, "H", k + j)
         chain("ch", top, [d] + [f] * (n - 1) if j == 0 else f, j == 0, j + n == k)
         store("Y", top, "R", 3 * k + j)
         if j + n < k:
