@@ -227,10 +227,13 @@ def _run(p: Program, spill, ptrs: dict | None = None, follow: bool = False, **kw
     pool or kept on the operand, with each chunk width of the squares and a single or paired zero
     register, whichever allocation is cheapest.  ptrs (see _point) learns whether Y survives
     (kept on the operand, it needs no reload from the frame for a following base: `follow`
-    charges the others that reload; without a frame, Y is always kept)."""
+    charges the others that reload; without a frame, Y is kept unless this is the last base)."""
     scratch = kw.pop("scratch", 0)
     frameless = ptrs is not None and ptrs.get("frameless")
-    y_roles = [(0, True)] if frameless else [(s, False) for s in sorted({scratch, 0})] + [(0, True)]
+    if frameless:  # Y released into the pool only by the last base: no pointer can be reloaded
+        y_roles = [(0, True)] + ([] if follow else [(0, False)])
+    else:
+        y_roles = [(s, False) for s in sorted({scratch, 0})] + [(0, True)]
     best = None
     for (s, keep_y), w, pair_zero in itertools.product(y_roles, SQUARE_WIDTHS, (False, True)):
         vp = VProgram()
