@@ -253,7 +253,7 @@ def _run(p: Program, spill, ptrs: dict | None = None, follow: bool = False, **kw
         ptrs.pop("Y", None)
 
 
-RELOAD_Y = 7  # cycles to point Y again through the frame's saved pointer (IN, IN, LDD, LDD, MOV)
+RELOAD_Y = 15  # re-pointing Y through the frame (IN, IN, LDD, LDD, MOV) plus saving the pointers
 
 
 def _point(p: Program, ptrs: dict, **locs: Loc) -> None:
@@ -453,7 +453,7 @@ def karatsuba_sqr(spec: Spec) -> Kernel:
     return build_fixed(n, *best_fixed(n, spec.levels))
 
 
-# --- the combination of a large squaring level (karatsuba_large) ------------------------------------
+# --- the combination of a large squaring level (karatsuba_large) ---------------------------------
 
 
 def level_combine(k: int, w: int = 8) -> VProgram:
@@ -466,8 +466,7 @@ def level_combine(k: int, w: int = 8) -> VProgram:
       high: U_hi = Hbar_lo + H_hi + c - M_hi (to R[2k..3k)), c the carry of Hbar_lo, its own chain
       top:  R[3k..4k) = H_hi + (d, f), d = c + the carries - the borrow out of U_hi
 
-    On entry X points at M, Y at R+k, Z at R+2k and r25:r24 at R.  In the low pass X is
-    time-shared between L_0 and M, both pointers parked in r25:r24 and r1:r0."""
+    On entry X points at M, Y at R+k, Z at R+2k and r25:r24 at R."""
     p = VProgram()
     zero = p.v("zero")
     p.clr(zero)
@@ -487,9 +486,9 @@ def level_combine(k: int, w: int = 8) -> VProgram:
         if not last:
             p.rol(carry[name])
 
-    def lazy(ptr: str, name: str, first: int):
+    def lazy(ptr: str, name: str, first: int, at: int = 0):
         """A byte source for chain(): byte q loaded when the chain reaches it."""
-        return lambda q: load(ptr, 1, name, first + q, q)[0]
+        return lambda q: load(ptr, 1, name, first + q, at + q)[0]
 
     def load(ptr: str, n: int, name: str, first: int, disp: int = 0) -> list:
         out = [p.v(name) for _ in range(n)]
@@ -500,42 +499,58 @@ def level_combine(k: int, w: int = 8) -> VProgram:
                 p.ldd(v, Mem(ptr, disp=disp + q), comment=f"{name}[{first + q}]")
         return out
 
-    def store(ptr: str, vals: list, name: str, first: int) -> None:
+    def store(ptr: str, vals: list, name: str, first: int, at: int = 0) -> None:
         for q, v in enumerate(vals):
-            p.std(Mem(ptr, disp=q), v, comment=f"{name}[{first + q}]")
+            p.std(Mem(ptr, disp=at + q), v, comment=f"{name}[{first + q}]")
 
-    p.movw(0, 26, comment="park the M pointer in r1:r0")
+    # With k + w <= 64, Y reaches both L_1 (or Hbar_lo) and H at Y+k: Z streams L_0 and X stays
+    # on M.  Otherwise Z walks H and X is time-shared between L_0 and M (pointers parked in
+    # r25:r24 and r1:r0).
+    near = k + w <= 64
+    hp, h_at = ("Y", k) if near else ("Z", 0)
+    if near:
+        p.movw(30, 24, comment="Z -> L_0")
+    else:
+        p.movw(0, 26, comment="park the M pointer in r1:r0")
     p.phase(f"low half: Hbar_lo = H_lo + L_1, U_lo = L_0 + Hbar_lo - M_lo ({k} bytes)")
     for j in range(0, k, w):
         n = min(w, k - j)
-        p.movw(26, 24, comment="X -> L_0")
-        u = load("X", n, "L_0", j)
-        p.movw(24, 26)
-        p.movw(26, 0, comment="X -> M")
-        hb = load("Z", n, "H", j)
+        if near:
+            u = [p.v("L_0") for _ in range(n)]
+            for q, v in enumerate(u):
+                p.ld(v, Mem("Z", "+"), comment=f"L_0[{j + q}]")
+        else:
+            p.movw(26, 24, comment="X -> L_0")
+            u = load("X", n, "L_0", j)
+            p.movw(24, 26)
+            p.movw(26, 0, comment="X -> M")
+        hb = load(hp, n, "H", j, h_at)
         chain("ch", hb, lazy("Y", "L_1", j), j == 0, False)
-        store("Z", hb, "Hbar_lo", j)
+        store(hp, hb, "Hbar_lo", j, h_at)
         chain("cu", u, hb, j == 0, False)
         chain("cm", u, lazy("X", "M", j), j == 0, False, "sub")
-        p.movw(0, 26)
+        if not near:
+            p.movw(0, 26)
         store("Y", u, "U", j)
         p.adiw(28, n)
-        p.adiw(30, n)
+        if not near:
+            p.adiw(30, n)
     p.phase(f"high half: U_hi = Hbar_lo + H_hi + carry(Hbar_lo) - M_hi ({k} bytes)")
     # Hbar_hi = H_hi + Hbar_lo's carry is never formed: that carry ripples through U_hi in its own
     # chain and joins (d, f) for the top bytes, so H_hi stays in place.
-    p.movw(26, 0, comment="X -> M (no longer shared); Y is at R+2k, Z at R+3k")
+    if not near:
+        p.movw(26, 0, comment="X -> M (no longer shared); Y is at R+2k, Z at R+3k")
     c_hbar = p.v("c")
     p.mov(c_hbar, carry["ch"], comment="Hbar_lo's carry, for U_hi and the top bytes")
     for j in range(0, k, w):
         n = min(w, k - j)
         u = load("Y", n, "Hbar_lo", j)
-        chain("cu", u, lazy("Z", "H", k + j), False, False)
+        chain("cu", u, lazy(hp, "H", k + j, h_at), False, False)
         chain("ch", u, zero, False, False)
         chain("cm", u, lazy("X", "M", k + j), False, False, "sub")
         store("Y", u, "U", k + j)
         p.adiw(28, n)
-        if j + n < k:
+        if not near and j + n < k:
             p.adiw(30, n)
     p.phase(f"top bytes: H_hi + (d, f) ({k} bytes; Y has reached R+3k)")
     d, f = carry["cu"], p.v("f")
