@@ -88,9 +88,16 @@ def emit_signed_add(p: VProgram, u: list[V], m: list[V], t: V, zero: V, variant:
     tests the T flag (copied from t here unless t_in_flag: already there); m may be shorter than
     u.  Then merge the carry or borrow and the sign extension into the pair (d, f):
     d += carry - borrow, f = its sign byte.  Before the call d holds the carries already
-    collected.  Returns f."""
+    collected.  Returns f.  With t_in_flag, branch-free code rebuilds the mask from T (t's
+    register was free meanwhile: three cycles instead of a spill and a reload)."""
     if variant == "branchfree":
-        p.com(t, comment="t = 0xFF now means: subtract M")
+        if t_in_flag:
+            t = p.v("t")
+            p.clr(t)
+            p.bld(t, 0)
+            p.dec(t, comment="t = 0xFF now means: subtract M")
+        else:
+            p.com(t, comment="t = 0xFF now means: subtract M")
         for mi in m:
             p.eor(mi, t)
         p.cp(zero, t, comment="C = t: (m xor t) + t = -m when t = 0xFF")
@@ -119,7 +126,8 @@ def emit_ripple(p: VProgram, h: list[V], d: V, f: V) -> None:
 
 def emit_mul_regs(p: VProgram, a: list[V], b: list[V], zero: V, variant: str,
                   addend: list[V] = (), karatsuba_from: int = 0, zero_hi: V | None = None,
-                  rows_upto: int = ROWS_UPTO, fold_e1: bool = False) -> list[V]:
+                  rows_upto: int = ROWS_UPTO, fold_e1: bool = False,
+                  t_flag: bool = False) -> list[V]:
     """a * b + addend for register-resident byte strings, a and b left intact (the addend's
     registers are consumed).  Short products use the row-wise block (up to rows_upto bytes) or
     product scanning; long ones one more Karatsuba level, all in (virtual) registers, so no memory
@@ -132,7 +140,7 @@ def emit_mul_regs(p: VProgram, a: list[V], b: list[V], zero: V, variant: str,
     k = (m + 1) // 2
     h = m - k
     opts = dict(karatsuba_from=karatsuba_from, zero_hi=zero_hi, rows_upto=rows_upto,
-                fold_e1=fold_e1)
+                fold_e1=fold_e1, t_flag=t_flag)
     p.phase(f"in registers: {m}x{m} bytes by Karatsuba")
     L = emit_mul_regs(p, a[:k], b[:k], zero, variant, (), **opts)
     a, b = [_copy(p, a[:k]) + a[k:], _copy(p, b[:k]) + b[k:]]  # the differences go in place
@@ -145,7 +153,7 @@ def emit_mul_regs(p: VProgram, a: list[V], b: list[V], zero: V, variant: str,
     mask_b = emit_abs_diff(p, b[:k], b[k:], zero)
     p.eor(mask_a, mask_b)
     t = mask_a
-    t_in_flag = variant == "branched" and not _nested(k, karatsuba_from)
+    t_in_flag = (variant == "branched" or t_flag) and not _nested(k, karatsuba_from)
     if t_in_flag:  # early, to free t's register (an inner Karatsuba level would clobber T)
         p.bst(t, 0, comment="T = t")
     Hb = emit_mul_regs(p, a[k:], b[k:], zero, variant, L[k:], **opts)
@@ -262,9 +270,10 @@ def emit_base(
     keep_high: bool = False,
     free_pointers: bool = True,
     pair_zero: bool = False,
-    rows_upto: int = ROWS_UPTO,
+    rows_upto: int | tuple[int, int, int] = ROWS_UPTO,
     fold_e1: bool = False,
     scratch_off: int | None = None,
+    t_flag: bool = False,
 ) -> list[V] | None:
     """One Karatsuba level in registers for m-byte operands (see module docstring).
 
@@ -284,8 +293,10 @@ def emit_base(
         p.clr_pair(zero, zero_hi)
     else:
         p.clr(zero)
-    inner = dict(karatsuba_from=karatsuba_from, zero_hi=zero_hi, rows_upto=rows_upto,
-                 fold_e1=fold_e1)
+    # rows_upto may differ per product (L, Hbar, M): L runs with the most free registers.
+    rows_l, rows_h, rows_m = rows_upto if isinstance(rows_upto, tuple) else (rows_upto,) * 3
+    inner = dict(karatsuba_from=karatsuba_from, zero_hi=zero_hi, fold_e1=fold_e1,
+                 t_flag=t_flag)
 
     p.phase(f"operands ({m} bytes each)")
     parent_t = None
@@ -308,7 +319,7 @@ def emit_base(
     b_lo = b_all[:k] if b.absdiff else _load_x(p, k, "b", 0)
 
     p.phase(f"L = A_l * B_l ({k}x{k} bytes)")
-    L = emit_mul_regs(p, a_lo, b_lo, zero, variant, (), **inner)
+    L = emit_mul_regs(p, a_lo, b_lo, zero, variant, (), rows_upto=rows_l, **inner)
     assert len(L) == 2 * k
     carry_e = emit_low_half(p, L[:k], addend, out_off, not parent, zero, fold_e1=fold_e1)
 
@@ -323,15 +334,15 @@ def emit_base(
     mask_bl = emit_abs_diff(p, b_lo, b_hi, zero)
     p.eor(mask_al, mask_bl)
     t = mask_al
-    t_in_flag = variant == "branched" and not _nested(k, karatsuba_from)
+    t_in_flag = (variant == "branched" or t_flag) and not _nested(k, karatsuba_from)
     if t_in_flag:  # early, to free t's register (an inner Karatsuba level would clobber T)
         p.bst(t, 0, comment="T = t")
 
     p.phase(f"Hbar = A_h * B_h + L_1 ({h}x{h} bytes)")
-    Hb = emit_mul_regs(p, a_hi, b_hi, zero, variant, L[k:], **inner)
+    Hb = emit_mul_regs(p, a_hi, b_hi, zero, variant, L[k:], rows_upto=rows_h, **inner)
 
     p.phase(f"M = |A_l - A_h| * |B_l - B_h| ({k}x{k} bytes)")
-    M = emit_mul_regs(p, a_lo, b_lo, zero, variant, (), **inner)
+    M = emit_mul_regs(p, a_lo, b_lo, zero, variant, (), rows_upto=rows_m, **inner)
 
     u, d = emit_u(p, L, Hb, m, carry_e, addend, parent, zero,
                   folded=fold_e1 and addend is not None)
@@ -510,18 +521,23 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
     products or not, a zero register pair (one MOVW clears two accumulator tops) or a single zero
     register, the row-wise block for products longer than ROWS_UPTO bytes or product scanning for
     them, adding a parent's E_1 early (fold_e1: fewer live registers, a longer carry ripple) or
-    late; a branched block that cannot be allocated falls back to branch-free arithmetic (still
+    late, and (branch-free) parking t in the T flag or in a register (t_flag); a branched block that cannot be allocated falls back to branch-free arithmetic (still
     constant time)."""
     best = None
     inner = [0] + ([(m + 1) // 2] if (m + 1) // 2 >= 6 else [])
     # Small bases are cheap to generate: there product scanning is tried for the 4- and 5-byte
     # products too (the row-wise block's MOVW temporaries may not find free pairs).
     rows = [ROWS_UPTO] + ([3] if m <= 2 * ROWS_UPTO else [])
+    if m in (11, 12):  # 6-byte products: row-wise wins where pairs are free (the L product)
+        rows.append((6, ROWS_UPTO, ROWS_UPTO))
     for v in (variant, "branchfree") if variant == "branched" else (variant,):
-        for s, kf, pz, ru, fold in itertools.product(sorted({scratch, 0}), inner, (False, True),
-                                                     rows, (False, True)):
+        t_flags = (False, True) if v == "branchfree" else (False,)
+        for s, kf, pz, ru, fold, tf in itertools.product(sorted({scratch, 0}), inner,
+                                                         (False, True), rows, (False, True),
+                                                         t_flags):
             vp = VProgram()
-            emit(vp, v, scratch=s, karatsuba_from=kf, pair_zero=pz, rows_upto=ru, fold_e1=fold)
+            emit(vp, v, scratch=s, karatsuba_from=kf, pair_zero=pz, rows_upto=ru, fold_e1=fold,
+                 t_flag=tf)
             trial = Program()
             try:
                 allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=labels or p)
