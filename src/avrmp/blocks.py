@@ -438,14 +438,14 @@ def emit_square(p, a: Sequence, zero, addend: Sequence = (), zero_hi=None, w: in
         """C = the chain's parked carry when one is pending or the chain will park (its save
         shifts the register back); returns whether a carry is pending."""
         if pending[chain] or (will_park and shared):
-            p.emit(slot[chain][0], shared[0])
+            p.emit(slot[chain][0], shared[0], comment=f"C = {chain}'s parked carry")
         return pending[chain]
 
     def save(chain: str) -> None:
         if not shared:
             shared.append(p.v("cc"))
             p.clr(shared[0])
-        p.emit(slot[chain][1], shared[0])
+        p.emit(slot[chain][1], shared[0], comment=f"park {chain}'s carry")
         pending[chain] = True
 
     def add_chain(x: list, src: list, carry_in: bool) -> bool:

@@ -87,6 +87,11 @@ def emit_sqr_base(
 
     def square(x, addend=(), sink=None):
         return emit_square(p, x, zero, addend=addend, zero_hi=zero_hi, w=w, sink=sink)
+
+    def store_now(i: int, reg: V) -> None:
+        """A result byte goes out as soon as it is final."""
+        _store_z(p, out_off + i, [reg], "r")
+
     p.phase(f"operand ({m} bytes)")
     if absdiff:
         a_all = _load_y(p, src_off, range(m), "a")
@@ -102,8 +107,8 @@ def emit_sqr_base(
             p.comment("the parent's combination is interleaved, chunk by chunk")
             combine = SqrCombine(p, m, zero)
             square(a, e, sink=lambda i, r: combine.push(r))
-        else:  # each byte stored as soon as it is final
-            square(a, e, sink=lambda i, r: i < 2 * m and _store_z(p, out_off + i, [r], "r"))
+        else:
+            square(a, e, sink=store_now)
         return
     k = (m + 1) // 2
     h = m - k
@@ -189,16 +194,16 @@ class SqrCombine:
         p.comment(f"combine: U[{j}..{idx[-1]}] = (L_0 | Hbar_lo) + Hbar - M")
         u = [_load_z(p, i if i < k else k + i, 1, "x")[0] for i in idx]
         if j:
-            p.lsr(cc)
+            p.lsr(cc, comment="C = the addition's carry (bit 0)")
         for n, i in enumerate(idx):
             y = _load_z(p, 2 * k + i, 1, "hb")[0]
             p.emit("adc" if j or n else "add", u[n], y)
-        p.rol(cc)
-        p.lsl(cc)
+        p.rol(cc, comment="park it")
+        p.lsl(cc, comment="C = the subtraction's borrow (bit 7)")
         for n, m in enumerate(self.ms):
             p.emit("sbc" if j or n else "sub", u[n], m)
         if not last:
-            p.ror(cc)
+            p.ror(cc, comment="park it")
         _store_z(p, k + j, u, "r")
         self.j, self.ms = idx[-1] + 1, []
         if last:
@@ -479,12 +484,12 @@ def level_combine(k: int, w: int = 8) -> VProgram:
         it just before it is needed, or one register for every byte), the carry restored before
         (unless this is the chain's first chunk) and parked after (unless its last)."""
         if not first:
-            p.lsr(carry[name])
+            p.lsr(carry[name], comment=f"C = {name}")
         for q, x in enumerate(dst):
             y = src[q] if isinstance(src, list) else src(q) if callable(src) else src
             p.emit(op if first and q == 0 else {"add": "adc", "sub": "sbc"}[op], x, y)
         if not last:
-            p.rol(carry[name])
+            p.rol(carry[name], comment=f"park {name}")
 
     def lazy(ptr: str, name: str, first: int, at: int = 0):
         """A byte source for chain(): byte q loaded when the chain reaches it."""
