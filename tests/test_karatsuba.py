@@ -158,3 +158,71 @@ def test_not_slower_than_baseline(bits: int, variant: str) -> None:
                 f"{pinned}: run python tests/update_baseline.py")
         print(note)
         warnings.warn(note, stacklevel=1)
+
+
+def test_signed_arm_copies_differ_only_in_the_signed_instructions() -> None:
+    """A signed arm is emitted twice, entered by BRTS when short and by BRTC over RJMP when long;
+    the subtracting copy is the adding one with ADD/ADC of the marked bytes turned into SUB/SBC,
+    and both paths cost the same cycles."""
+    from avrmp.isa import Instr
+    from avrmp.program import Program
+    from avrmp.vreg import AllocationError, VProgram, allocate
+
+    def arm(n: int) -> Program:
+        vp = VProgram()
+        u, m = vp.vs(2, "u"), vp.vs(2, "m")
+        for v in (*u, *m):
+            vp.ldi(v, 7)
+        vp.arm_begin()
+        for _ in range(n):  # padding, the same in both copies
+            vp.nop()
+        vp.signed("add", u[0], m[0])
+        vp.signed("adc", u[1], m[1])
+        vp.arm_end()
+        out = Program()
+        allocate(vp, list(range(16, 26)), out, live_out=u)
+        return out
+
+    for n, entry in ((4, "brts"), (80, "brtc")):
+        p = arm(n)
+        ins = [i for i in p.items if isinstance(i, Instr)]
+        assert ins[4].mnemonic == entry
+        names = [i.mnemonic for i in ins]
+        sub_at = names.index("sub")
+        add_at = names.index("add")
+        assert names[sub_at:sub_at + 2] == ["sub", "sbc"]
+        assert names[add_at:add_at + 2] == ["add", "adc"]
+        assert [i.operands for i in ins[sub_at:sub_at + 2]] == \
+            [i.operands for i in ins[add_at:add_at + 2]]
+        assert _path_cycles(p, t=True) == _path_cycles(p, t=False)
+
+    vp = VProgram()
+    vp.arm_begin()
+    vp.label("inside")
+    vp.arm_end()
+    with pytest.raises(AllocationError):
+        allocate(vp, list(range(16, 26)), Program())
+
+
+def _path_cycles(p, t: bool) -> int:
+    """Cycles of straight-line code with T-flag branches, for a given T."""
+    from avrmp.isa import Instr
+    from avrmp.program import Label
+
+    where = {it.name: k for k, it in enumerate(p.items) if isinstance(it, Label)}
+    total, k = 0, 0
+    while k < len(p.items):
+        it = p.items[k]
+        k += 1
+        if not isinstance(it, Instr):
+            continue
+        if it.mnemonic in ("brts", "brtc"):
+            taken = (it.mnemonic == "brts") == t
+            total += 2 if taken else 1
+            if taken:
+                k = where[it.operands[0]]
+            continue
+        total += it.cycles()
+        if it.mnemonic == "rjmp":
+            k = where[it.operands[0]]
+    return total

@@ -139,8 +139,8 @@ def emit_mul_regs(p: VProgram, a: list[V], b: list[V], zero: V, variant: str,
         return block(p, a, b, zero, addend, zero_hi)
     k = (m + 1) // 2
     h = m - k
-    opts = dict(karatsuba_from=karatsuba_from, zero_hi=zero_hi, rows_upto=rows_upto,
-                fold_e1=fold_e1, t_flag=t_flag)
+    opts = {"karatsuba_from": karatsuba_from, "zero_hi": zero_hi, "rows_upto": rows_upto,
+            "fold_e1": fold_e1, "t_flag": t_flag}
     p.phase(f"in registers: {m}x{m} bytes by Karatsuba")
     L = emit_mul_regs(p, a[:k], b[:k], zero, variant, (), **opts)
     a, b = [_copy(p, a[:k]) + a[k:], _copy(p, b[:k]) + b[k:]]  # the differences go in place
@@ -182,7 +182,7 @@ def _copy(p: VProgram, vs: list[V]) -> list[V]:
     return out
 
 
-def _free_y(p: VProgram, scratch: int, scratch_off: int = None) -> None:
+def _free_y(p: VProgram, scratch: int, scratch_off: int | None = None) -> None:
     """The operands are loaded: Y either points at the frame's scratch bytes (for spills; they
     start scratch_off bytes above SP+1) or joins the register pool."""
     if scratch:
@@ -295,8 +295,8 @@ def emit_base(
         p.clr(zero)
     # rows_upto may differ per product (L, Hbar, M): L runs with the most free registers.
     rows_l, rows_h, rows_m = rows_upto if isinstance(rows_upto, tuple) else (rows_upto,) * 3
-    inner = dict(karatsuba_from=karatsuba_from, zero_hi=zero_hi, fold_e1=fold_e1,
-                 t_flag=t_flag)
+    inner = {"karatsuba_from": karatsuba_from, "zero_hi": zero_hi, "fold_e1": fold_e1,
+             "t_flag": t_flag}
 
     p.phase(f"operands ({m} bytes each)")
     parent_t = None
