@@ -6,7 +6,8 @@ physical registers with Belady's rule (evict the value needed farthest in the fu
 value that is still in memory (an operand loaded with LDD, a result already stored with STD) is simply
 reloaded later; any other value is spilled with STD to a scratch slot the kernel lends (part of the
 result buffer not yet written), and reloaded with LDD.  Loads and stores do not touch the flags, so
-inserted spill code never breaks a carry chain.
+inserted spill code never breaks a carry chain.  The only control flow is the signed arm
+(VProgram.arm_begin): allocated once, emitted as an adding and a subtracting copy.
 """
 
 from __future__ import annotations
