@@ -167,6 +167,18 @@ def emit_mul_regs(p: VProgram, a: list[V], b: list[V], zero: V, variant: str,
     return low + u + top
 
 
+def emit_zero(p: VProgram, pair: bool) -> tuple[V, V | None]:
+    """A cleared zero register, and with `pair` a second one beside it in an aligned pair (one
+    MOVW from it clears two accumulator tops).  Returns (zero, zero_hi or None)."""
+    zero, zero_hi = p.v("zero"), None
+    if pair:
+        zero_hi = p.v("zero")
+        p.clr_pair(zero, zero_hi)
+    else:
+        p.clr(zero)
+    return zero, zero_hi
+
+
 def _nested(m: int, karatsuba_from: int) -> bool:
     """Whether emit_mul_regs takes another Karatsuba level for an m-byte product."""
     return bool(karatsuba_from) and m >= karatsuba_from
@@ -287,12 +299,7 @@ def emit_base(
     pointers of a full frame)."""
     k = (m + 1) // 2
     h = m - k
-    zero, zero_hi = p.v("zero"), None
-    if pair_zero:
-        zero_hi = p.v("zero")
-        p.clr_pair(zero, zero_hi)
-    else:
-        p.clr(zero)
+    zero, zero_hi = emit_zero(p, pair_zero)
     # rows_upto may differ per product (L, Hbar, M): L runs with the most free registers.
     rows_l, rows_h, rows_m = rows_upto if isinstance(rows_upto, tuple) else (rows_upto,) * 3
     inner = {"karatsuba_from": karatsuba_from, "zero_hi": zero_hi, "fold_e1": fold_e1,

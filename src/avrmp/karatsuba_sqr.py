@@ -42,6 +42,7 @@ from .karatsuba import (
     emit_low_half,
     emit_ripple,
     emit_u,
+    emit_zero,
     set_pointers,
 )
 from .kernel import Kernel
@@ -78,12 +79,7 @@ def emit_sqr_base(
     (evicted operand bytes reload through it) instead of being lent or released."""
     p.release(26, 27)  # X is not used: one operand comes through Y
     free_y = (lambda: None) if keep_y else (lambda: _free_y(p, scratch))
-    zero, zero_hi = p.v("zero"), None
-    if pair_zero:
-        zero_hi = p.v("zero")
-        p.clr_pair(zero, zero_hi)
-    else:
-        p.clr(zero)
+    zero, zero_hi = emit_zero(p, pair_zero)
 
     def square(x, addend=(), sink=None):
         return emit_square(p, x, zero, addend=addend, zero_hi=zero_hi, w=w, sink=sink)
