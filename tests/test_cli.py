@@ -334,6 +334,26 @@ def test_bench_bad_input(args, needle, tmp_path, capsys) -> None:
 
 
 @needs_toolchain
+def test_bench_parameter_sweep(tmp_path, capsys) -> None:
+    """--e runs operand caching once per e (unrolled and looped where the loop takes that e) and
+    leaves out the routines that have no e; the rows name their parameters."""
+    path = tmp_path / "bench.json"
+    status, _, err = run(["bench", "--algos", "operand-caching,karatsuba", "--ops", "mul",
+                          "--bits", "160", "--e", "4,10", "--tests", "3", "--json", path], capsys)
+    assert status == 0, err
+    got = sorted(r["params"] for r in json.loads(path.read_text()))
+    assert got == ["e=10", "e=4", "e=4 looped=True"]  # the loop holds at most 8 bytes
+
+
+def test_looped_e_out_of_range_is_a_spec_error() -> None:
+    from avrmp.errors import AvrmpError
+    from avrmp.spec import Spec
+
+    with pytest.raises(AvrmpError, match="--e 9: looped operand-caching takes 1..8"):
+        Spec("mul", 160, "operand-caching", e=9, looped=True)
+
+
+@needs_toolchain
 @pytest.mark.parametrize("flag", ["--json", "--markdown", "--plot"])
 def test_bench_unwritable_output(flag, tmp_path, capsys) -> None:
     blocker = tmp_path / "file"

@@ -20,6 +20,8 @@ class Algorithm:
     summary: str
     builders: dict[str, Callable[[Spec], Kernel]]  # op -> kernel builder
     looped_builders: dict[str, Callable[[Spec], Kernel]] = field(default_factory=dict)
+    # Largest value of a parameter the looped routine takes (the loop's registers are fixed).
+    looped_max: dict[str, int] = field(default_factory=dict)
     min_bytes: int = 1
     max_bytes: int = 256
     params: str = ""
@@ -53,6 +55,11 @@ class Algorithm:
                 raise AvrmpError(f"--{param} does not apply to {self.name}")
         if spec.looped and spec.op not in self.looped_builders:
             raise AvrmpError(f"--looped: {self.name} has no looped {spec.op}")
+        for param, hi in self.looped_max.items() if spec.looped else ():
+            value = getattr(spec, param)
+            if value is not None and not 1 <= value <= hi:
+                raise AvrmpError(f"--{param} {value}: looped {self.name} takes 1..{hi} (the "
+                                 "loop's window and row share the register file)")
         if spec.variant not in self.variants:
             raise AvrmpError(
                 f"--variant {spec.variant}: {self.name} offers {', '.join(self.variants)}"
@@ -112,6 +119,7 @@ def _registry() -> dict[str, Algorithm]:
             "partial result in memory; fully unrolled",
             {"mul": operand_caching.operand_caching_mul},
             looped_builders={"mul": looped.operand_caching_mul_looped},
+            looped_max={"e": looped.MAX_E},
             needs_mul=False,
             params=f"--e E: operand bytes cached per row, 1..256 (default "
             f"{operand_caching.max_e()}, the most the registers hold; a larger e reloads)",

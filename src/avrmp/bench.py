@@ -93,9 +93,17 @@ def catalog(
     algos: Iterable[str] | None = None,
     variants: Iterable[str] | None = None,
     mcu: str = "atmega128",
+    params: dict[str, Iterable[int] | None] | None = None,
 ) -> list[Spec]:
-    """The default benchmark, filtered by the given lists (None = everything in the catalog)."""
+    """The default benchmark, filtered by the given lists (None = everything in the catalog).
+    params: algorithm parameters to sweep ({"e": [2, 4, 8]}): a routine that takes the parameter
+    is run once per value instead of with its default; the others are left out."""
     from .algorithms import ALGORITHMS, DEFAULT_CATALOG
+
+    sweeps = [{}]
+    for key, values in (params or {}).items():
+        if values:
+            sweeps = [{**s, key: v} for s in sweeps for v in values]
 
     specs = []
     for op, algo, variant, sizes, *extra in DEFAULT_CATALOG:
@@ -107,15 +115,16 @@ def catalog(
         for b in (bits or sizes):
             if bits and b not in bits:
                 continue
-            try:
-                spec = Spec(op, b, algo, variant=variant, mcu=mcu, looped=looped)
-            except AvrmpError:
-                if not bits and mcu == DEFAULT_MCU:
-                    raise
-                continue  # not offered at this size or on this MCU (e.g. no MUL)
-            if mcu != DEFAULT_MCU and not runs_on_mcu(spec):
-                continue
-            specs.append(spec)
+            for sweep in sweeps:
+                try:
+                    spec = Spec(op, b, algo, variant=variant, mcu=mcu, looped=looped, **sweep)
+                except AvrmpError:
+                    if not bits and mcu == DEFAULT_MCU and not sweep:
+                        raise
+                    continue  # not offered at this size, on this MCU, or with this parameter
+                if spec in specs or mcu != DEFAULT_MCU and not runs_on_mcu(spec):
+                    continue
+                specs.append(spec)
     if not specs:
         known = ", ".join(ALGORITHMS)
         raise AvrmpError(f"the selection matches no routine in the catalog (algorithms: {known})")

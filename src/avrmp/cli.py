@@ -81,6 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--algos", type=_csv(str))
     b.add_argument("--variants", type=_csv(str))
     b.add_argument("--mcu", default=DEFAULT_MCU)
+    b.add_argument("--e", type=_csv(int), help="operand caching: run each of these e (seed 001 "
+                   "Table 5) instead of the default")
+    b.add_argument("--d", type=_csv(int), help="hybrid: run each of these d instead of the default")
     b.add_argument("--tests", type=int, default=1000)
     b.add_argument("--json", type=Path, help="write the rows as JSON")
     b.add_argument("--markdown", type=Path, help="write the table as markdown")
@@ -166,7 +169,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 raise AvrmpError(f"{name}: unknown {x!r}: choose from {', '.join(known)}")
     if args.tests < 0:
         raise AvrmpError("--tests must be 0 or more")
-    specs = bench.catalog(args.ops, args.bits, args.algos, args.variants, args.mcu)
+    specs = bench.catalog(args.ops, args.bits, args.algos, args.variants, args.mcu,
+                          {"e": args.e, "d": args.d})
     rows = bench.run(specs, args.tests, progress=sys.stderr.isatty())
     table = bench.markdown(rows)
     print(table, end="")

@@ -50,6 +50,15 @@ class Src:
     absdiff: bool = False
 
 
+@dataclass(frozen=True)
+class NodeAddend:
+    """A two-level node whose result, at Z+r_off, gets an addend E of its own size at Z+e_off
+    (the parent's L_1: refined Karatsuba one level up); see emit_node_addend."""
+
+    e_off: int
+    r_off: int
+
+
 def _load_y(p: VProgram, off: int, idx: range, name: str) -> list[V]:
     out = []
     for i in idx:
@@ -286,6 +295,7 @@ def emit_base(
     fold_e1: bool = False,
     scratch_off: int | None = None,
     t_flag: bool = False,
+    node: NodeAddend | None = None,
 ) -> list[V] | None:
     """One Karatsuba level in registers for m-byte operands (see module docstring).
 
@@ -296,7 +306,9 @@ def emit_base(
     the parent's L_1, the next base's addend).  free_pointers: give X and Y to the allocator once
     the operands are loaded (else X is left at b+m and Y at a).  scratch: bytes of the stack
     frame lent for spills, starting scratch_off bytes above SP+1 (default: after the saved entry
-    pointers of a full frame)."""
+    pointers of a full frame).  node: this base belongs to a two-level node with an addend; with
+    keep_high it is the node's first base and folds the addend in (emit_node_addend), with parent
+    it finishes that node's combination."""
     k = (m + 1) // 2
     h = m - k
     zero, zero_hi = emit_zero(p, pair_zero)
@@ -362,27 +374,42 @@ def emit_base(
         emit_ripple(p, top, d, f)
     product = L[:k] + u + top
     if keep_high:
-        _store_z(p, out_off + k, u[: m - k], "r")
+        if node is not None:  # U was built over L_0: its bytes come back from memory
+            emit_node_addend(p, _load_z(p, out_off, k, "l") + u[: m - k], node.e_off, out_off,
+                             zero)
+        else:
+            _store_z(p, out_off + k, u[: m - k], "r")
         return (u + top)[m - k :]
     if not parent:
         _store_z(p, out_off + k, u + top, "r")
         return None
-    emit_combine(p, m, lambda i: product[i], parent_t, zero, variant)
+    at = {} if node is None else {"r_off": node.r_off, "x_lo": m,
+                                  "carry_k": Mem("Z", disp=node.e_off)}
+    emit_combine(p, m, lambda i: product[i], parent_t, zero, variant, **at)
     return None
 
 
-def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, variant: str, w: int = 4) -> None:
-    """A parent's combination, R reached through Z: L_0 at R[0..k), Hbar at R[2k..4k).
-    U = (L_0 | Hbar_lo) + Hbar - (-1)^t M goes to R[k..3k), Hbar_hi + (d, f) to R[3k..4k).
-    m_byte(i) gives M's byte i in a register (already there, or loaded).  The two carry chains run
-    over chunks of w bytes, each chain's carry parked in a register in between (ROL saves, LSR
-    restores), so only M and one chunk are live at a time.  Branch-free, M's chain adds
+def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, variant: str, w: int = 4,
+                 r_off: int = 0, x_lo: int = 0, carry_k: Mem | None = None) -> None:
+    """A parent's combination, R reached through Z (R at Z+r_off): L_0 at R[0..k), Hbar at
+    R[2k..4k).  U = (L_0 | Hbar_lo) + Hbar - (-1)^t M goes to R[k..3k), Hbar_hi + (d, f) to
+    R[3k..4k).  m_byte(i) gives M's byte i in a register (already there, or loaded).  The two carry
+    chains run over chunks of w bytes, each chain's carry parked in a register in between (ROL
+    saves, LSR restores), so only M and one chunk are live at a time.  Branch-free, M's chain adds
     (M xor t) + (t & 1); branched, the whole combination is a signed arm (added or subtracted
-    according to the T flag), with no masking."""
+    according to the T flag), with no masking.
+
+    A node with an addend (see emit_node_addend) hands over X_1 = L_0 + E_1 in place of L_0 at
+    R[x_lo..x_lo+k) and a carry byte (0 or 1) at carry_k that belongs at U's byte k: a third chain
+    adds it there and joins the others' carries."""
     p.phase(f"combine: U = (L_0 | Hbar_lo) + Hbar -/+ M, {2 * k} bytes in chunks of {w}")
     c1, c2 = p.v("c1"), p.v("c2")
     p.clr(c1)
     p.clr(c2)
+    c3 = None
+    if carry_k is not None:
+        c3 = p.v("c3")
+        p.ldd(c3, carry_k, comment="carry of the node's addend, at U's byte k")
     branched = variant == "branched"
     if branched:
         p.bst(t, 0, comment="T = t: add M")
@@ -396,19 +423,25 @@ def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, variant: str, w: in
     def load(off: int, name: str) -> V:
         if off in hbar:
             return hbar.pop(off)
-        v = _load_z(p, off, 1, name)[0]
+        v = _load_z(p, r_off + off, 1, name)[0]
         if 2 * k <= off < 4 * k:
             hbar[off] = v
         return v
 
     for j in range(0, 2 * k, w):
         idx = range(j, min(j + w, 2 * k))
-        u = [load(i if i < k else k + i, "x") for i in idx]
+        u = [load(x_lo + i if i < k else k + i, "x") for i in idx]
         if j:
             p.lsr(c1)
         for n, i in enumerate(idx):
             p.emit("adc" if j or n else "add", u[n], load(2 * k + i, "hb"))
         p.rol(c1)
+        if c3 is not None and idx[-1] >= k:
+            p.lsr(c3)
+            for n, i in enumerate(idx):
+                if i >= k:
+                    p.adc(u[n], zero)
+            p.rol(c3)
         ms = [m_byte(i) for i in idx]
         if not branched:
             for mv in ms:
@@ -423,8 +456,10 @@ def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, variant: str, w: in
             else:
                 p.adc(u[n], ms[n])
         p.rol(c2)
-        _store_z(p, k + j, u, "r")
+        _store_z(p, r_off + k + j, u, "r")
     p.phase("top bytes: Hbar_hi + (d, f)")
+    if c3 is not None:
+        p.add(c1, c3, comment="the third chain's carry joins the first's")
     if branched:
         f = p.v("f")
         p.signed("add", c1, c2, comment="d = carries - borrows (or + carries)")
@@ -437,7 +472,32 @@ def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, variant: str, w: in
         f = t
     top = [load(3 * k + i, "hb") for i in range(k)]
     emit_ripple(p, top, c1, f)
-    _store_z(p, 3 * k, top, "r")
+    _store_z(p, r_off + 3 * k, top, "r")
+
+
+def emit_node_addend(p: VProgram, low: list[V], e_off: int, out_off: int, zero: V) -> None:
+    """A two-level node's addend E (2m bytes at Z+e_off; the parent's L_1 in refined Karatsuba)
+    folded into the node's first base, whose product's low m bytes P_0 are in `low`: one carry
+    chain gives R_0 = P_0 + E_0 (stored at Z+out_off, final) and X_1 = P_0 + E_1 (stored at
+    Z+out_off+m, where the node's combination takes it in place of L_0); its carry goes to the
+    byte at Z+e_off (E_0[0], already consumed), to be added at U's byte k (emit_combine's
+    carry_k).  This replaces a memory pass H + L_1 over the node's whole result.  Each byte of E
+    is loaded just before it is added, and each result byte stored at once (loads and stores
+    leave the carry alone), so the chain needs no more registers than P_0."""
+    m = len(low)
+    p.phase("R_0 = P_0 + E_0, X_1 = P_0 + E_1 (the node's addend)")
+    for i, x in enumerate(low):
+        e = _load_z(p, e_off + i, 1, "e")[0]
+        p.emit("adc" if i else "add", e, x)
+        p.std(Mem("Z", disp=out_off + i), e, comment=f"r[{i}]")
+    for i, x in enumerate(low):
+        e = _load_z(p, e_off + m + i, 1, "e")[0]
+        p.adc(x, e)
+    ce = p.v("ce")
+    p.clr(ce)
+    p.rol(ce)
+    _store_z(p, out_off + m, low, "x")
+    p.std(Mem("Z", disp=e_off), ce, comment="carry of X_1, for U's byte k")
 
 
 # --- memory levels -------------------------------------------------------------------------------
@@ -580,30 +640,44 @@ def _z_slots(lo: int, hi: int) -> list[Mem]:
 
 
 def emit_mul_node(
-    p: Program, n: int, levels: int, a: Loc, b: Loc, out: Loc, frame: Frame, variant: str
+    p: Program, n: int, levels: int, a: Loc, b: Loc, out: Loc, frame: Frame, variant: str,
+    addend: Loc | None = None,
 ) -> None:
-    """out[0..2n) = a[0..n) * b[0..n) with `levels` Karatsuba levels (1 = a base in registers)."""
+    """out[0..2n) = a[0..n) * b[0..n) with `levels` Karatsuba levels (1 = a base in registers),
+    plus the n bytes at `addend` (two levels only: see emit_node_addend), which lie below out
+    within 63 - 2n bytes and are free once added."""
     k = n // 2
+    node = None
+    if addend is not None:
+        if levels != 2 or addend.base != out.base or not 0 < out.off - addend.off <= 63 - 2 * n:
+            raise AssertionError("a node addend needs two levels and a result just above it")
+        node = NodeAddend(e_off=0, r_off=out.off - addend.off)
     if levels == 1:
         set_pointers(p, X=b, Y=a, Z=out)
         _run_base(p, _z_slots((n + 1) // 2, 2 * n), variant, n, Src(), Src(), scratch=SCRATCH)
         return
     p.comment(f"=== {8 * n}-bit Karatsuba level ({levels} levels): L = A_l * B_l ===")
     if levels == 2:
-        _emit_l_and_h(p, k, a, b, out, variant)
+        _emit_l_and_h(p, k, a, b, out, variant, node=node)
     else:
         emit_mul_node(p, k, levels - 1, a, b, out, frame, variant)
         p.comment(f"=== {8 * n}-bit level: Hbar = A_h * B_h + L_1 ===")
-        emit_mul_node(p, k, levels - 1, a + k, b + k, out + 2 * k, frame, variant)
-        set_pointers(p, Z=out + k)
-        vp = VProgram()
-        emit_mem_add_l1(vp, k)
-        _run_block(p, vp, [])
+        if levels == 3:  # the H child takes L_1 as its addend
+            emit_mul_node(p, k, 2, a + k, b + k, out + 2 * k, frame, variant, addend=out + k)
+        else:
+            emit_mul_node(p, k, levels - 1, a + k, b + k, out + 2 * k, frame, variant)
+            set_pointers(p, Z=out + k)
+            vp = VProgram()
+            emit_mem_add_l1(vp, k)
+            _run_block(p, vp, [])
     p.comment(f"=== {8 * n}-bit level: M = |A_l - A_h| * |B_l - B_h|, combine ===")
     if levels == 2:
-        set_pointers(p, X=b, Y=a, Z=out)
-        _run_base(p, _z_slots(k, 2 * k), variant, k, Src(absdiff=True), Src(absdiff=True),
-                  parent=True, scratch=SCRATCH)
+        # Spill room: U's low half until the combination writes it; with an addend that is where
+        # X_1 waits, and the consumed addend (after its carry byte) is free instead.
+        spill = _z_slots(1, node.r_off) if node else _z_slots(k, 2 * k)
+        set_pointers(p, X=b, Y=a, Z=addend or out)
+        _run_base(p, spill, variant, k, Src(absdiff=True), Src(absdiff=True), parent=True,
+                  scratch=SCRATCH, node=node)
         return
     # The M child is a memory level too: |A_l - A_h|, |B_l - B_h| and t go to the frame.
     diffs = frame.alloc(1 + 2 * k)
@@ -621,30 +695,34 @@ def emit_mul_node(
 
 
 def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str,
-                  framed: bool = True, scratch: int = 0) -> None:
+                  framed: bool = True, scratch: int = 0, node: NodeAddend | None = None) -> None:
     """L = A_l B_l and Hbar = A_h B_h + L_1 by two bases: either as separate blocks (L_1 goes
     through memory), or as one block that hands L_1 over in registers; the cheaper wins.
     Without a full frame (framed false) X, Y and Z already point at b, a and out, only the joint
-    block is possible (the pointers cannot be reloaded), and `scratch` bytes at SP+1 are lent."""
+    block is possible (the pointers cannot be reloaded), and `scratch` bytes at SP+1 are lent.
+    With a node addend (node) Z points at it, out lies node.r_off bytes above, and the joint
+    block folds it in."""
+    r = node.r_off if node else 0
 
     def both(vp: VProgram, v: str, scratch: int, **opts) -> None:
-        l1 = emit_base(vp, k, Src(), Src(), v, keep_high=True, free_pointers=False, **opts)
+        l1 = emit_base(vp, k, Src(), Src(), v, out_off=r, keep_high=True, free_pointers=False,
+                       node=node, **opts)
         vp.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1, L_1 still in registers ===")
         vp.adiw(28, k, comment="Y -> A_h; X already points at B_h")
-        emit_base(vp, k, Src(), Src(), v, out_off=2 * k, addend=l1, scratch=scratch,
+        emit_base(vp, k, Src(), Src(), v, out_off=r + 2 * k, addend=l1, scratch=scratch,
                   scratch_off=None if framed else 0, **opts)
 
     joint = Program()
     try:
         if framed:
-            set_pointers(joint, X=b, Y=a, Z=out)
-        _run_best(joint, _z_slots((k + 1) // 2, 4 * k), variant, SCRATCH if framed else scratch,
-                  k, both, labels=p)
+            set_pointers(joint, X=b, Y=a, Z=out + -r)
+        _run_best(joint, _z_slots(r + (k + 1) // 2, r + 4 * k), variant,
+                  SCRATCH if framed else scratch, k, both, labels=p)
     except AllocationError:
-        if not framed:
+        if not framed or node:
             raise
         joint = None
-    if not framed:
+    if not framed or node:
         p.extend(joint)
         return
     separate = Program()

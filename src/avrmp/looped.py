@@ -16,7 +16,6 @@ same for every input: the kernels stay constant-time.  Three kernels:
 from __future__ import annotations
 
 from .blocks import PRODUCT_MAX, Accumulator
-from .errors import AvrmpError
 from .kernel import Kernel
 from .program import Mem, Program
 from .spec import Spec
@@ -258,9 +257,6 @@ def _parallel_move(p: Program, dst: list[int], src: list[int], temp: int) -> Non
 
 def operand_caching_mul_looped(spec: Spec) -> Kernel:
     n = spec.operand_bytes
-    if spec.e is not None and not 1 <= spec.e <= MAX_E:
-        raise AvrmpError(f"--e {spec.e}: looped operand caching caches 1..{MAX_E} bytes per row "
-                         "(the window and the row share the register file)")
     e = min(spec.e or best_e(n), n)
     if e < 1:
         raise AssertionError("e must be positive")
