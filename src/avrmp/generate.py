@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import os
 import tempfile
 from pathlib import Path
@@ -10,17 +12,13 @@ from pathlib import Path
 from .abi import Routine, wrap
 from .algorithms import get_algorithm
 from .errors import AvrmpError
-from .mcu import get_mcu
+from .kernel import Kernel
+from .mcu import DEFAULT_MCU, get_mcu
 from .spec import Spec
 
 
 def generate(spec: Spec) -> Routine:
-    kernel = get_algorithm(spec.algo).build(spec)
-    if not get_mcu(spec.mcu).has_mul:
-        from .nomul import lower
-
-        kernel = lower(kernel)  # each MUL -> constant-time shift-and-add
-    routine = wrap(spec, kernel)
+    routine = wrap(spec, _kernel(_kernel_key(spec)))
     flash = get_mcu(spec.mcu).flash_bytes
     if routine.code_bytes > flash:
         raise AvrmpError(
@@ -28,6 +26,26 @@ def generate(spec: Spec) -> Routine:
             "choose a looped or subquadratic algorithm, or a smaller size"
         )
     return routine
+
+
+def _kernel_key(spec: Spec) -> Spec:
+    """The spec as far as the kernel depends on it: kernels name no symbol and differ between
+    MCUs only by the hardware multiplier (timing is the same core's), so routines for two MCUs or
+    two names share one build."""
+    mcu = get_mcu(spec.mcu)
+    return dataclasses.replace(spec, name="", mcu=DEFAULT_MCU if mcu.has_mul else spec.mcu)
+
+
+@functools.lru_cache(maxsize=64)
+def _kernel(spec: Spec) -> Kernel:
+    """The kernel body for a spec (kept: large Karatsuba generation takes seconds).  Callers
+    treat it as read-only."""
+    kernel = get_algorithm(spec.algo).build(spec)
+    if not get_mcu(spec.mcu).has_mul:
+        from .nomul import lower
+
+        kernel = lower(kernel)  # each MUL -> constant-time shift-and-add
+    return kernel
 
 
 def write_atomic(path: Path, text: str) -> None:

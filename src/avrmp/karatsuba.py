@@ -23,13 +23,14 @@ Variants: branch-free code adds (M xor t) + (t & 1); branched code runs M's chai
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 
 from .blocks import emit_abs_diff, emit_add_chain, emit_product, emit_product_rows
 from .errors import AvrmpError
 from .isa import Instr
-from .kernel import Kernel
+from .kernel import ARG_REGS, Kernel
 from .program import Label, Mem, Program
 from .spec import Spec
 from .vreg import AllocationError, V, VProgram, allocate
@@ -296,6 +297,7 @@ def emit_base(
     scratch_off: int | None = None,
     t_flag: bool = False,
     node: NodeAddend | None = None,
+    combine_w: int = 4,
 ) -> list[V] | None:
     """One Karatsuba level in registers for m-byte operands (see module docstring).
 
@@ -308,7 +310,8 @@ def emit_base(
     frame lent for spills, starting scratch_off bytes above SP+1 (default: after the saved entry
     pointers of a full frame).  node: this base belongs to a two-level node with an addend; with
     keep_high it is the node's first base and folds the addend in (emit_node_addend), with parent
-    it finishes that node's combination."""
+    it finishes that node's combination.  combine_w: the chunk width of a parent's combination
+    (wider chunks park carries less often but keep more bytes live)."""
     k = (m + 1) // 2
     h = m - k
     zero, zero_hi = emit_zero(p, pair_zero)
@@ -385,7 +388,7 @@ def emit_base(
         return None
     at = {} if node is None else {"r_off": node.r_off, "x_lo": m,
                                   "carry_k": Mem("Z", disp=node.e_off)}
-    emit_combine(p, m, lambda i: product[i], parent_t, zero, variant, **at)
+    emit_combine(p, m, lambda i: product[i], parent_t, zero, variant, w=combine_w, **at)
     return None
 
 
@@ -547,8 +550,15 @@ def _add_const(p: Program, lo: int, value: int) -> None:
         p.sbci(lo + 1, neg >> 8)
 
 
-def set_pointers(p: Program, **locs: Loc) -> None:
-    """Point X/Y/Z at the given locations, reading saved argument pointers through Z = SP."""
+def set_pointers(p: Program, entry: bool = False, **locs: Loc) -> None:
+    """Point X/Y/Z at the given locations, reading saved argument pointers through Z = SP; at the
+    routine's entry (entry true) the argument pointers are still where avr-gcc passed them, and a
+    MOVW each suffices."""
+    if entry and all(loc.base in ARG_REGS for loc in locs.values()):
+        for ptr, loc in locs.items():
+            p.movw(PTR_LO[ptr], ARG_REGS[loc.base], comment=f"{ptr} = {loc.base}")
+            _add_const(p, PTR_LO[ptr], loc.off)
+        return
     p.in_(30, 0x3D, comment="Z = SP: the frame is at Z+1")
     p.in_(31, 0x3E)
     order = [r for r in ("X", "Y") if r in locs] + (["Z"] if "Z" in locs else [])
@@ -577,19 +587,22 @@ def _run_block(p: Program, vp: VProgram, spill: list[Mem]) -> None:
 def _run_base(p: Program, spill: list[Mem], variant: str, *args, labels: Program | None = None,
               **kw) -> None:
     scratch = kw.pop("scratch", 0)
+    widths = (2, 3, 4, 8) if kw.get("parent") else (4,)
     _run_best(p, spill, variant, scratch, args[0],
-              lambda vp, v, **opts: emit_base(vp, *args, variant=v, **opts, **kw), labels)
+              lambda vp, v, **opts: emit_base(vp, *args, variant=v, **opts, **kw), labels,
+              combine_widths=widths)
 
 
 def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, emit,
-              labels: Program | None = None) -> None:
+              labels: Program | None = None, combine_widths: tuple[int, ...] = (4,)) -> None:
     """Emit a block in its cheapest form; emit(vp, variant, **options) takes emit_base's options.
     Tried: spilling into the frame's scratch or not, an extra Karatsuba level inside the register
     products or not, a zero register pair (one MOVW clears two accumulator tops) or a single zero
     register, the row-wise block for products longer than ROWS_UPTO bytes or product scanning for
     them, adding a parent's E_1 early (fold_e1: fewer live registers, a longer carry ripple) or
-    late, and (branch-free) parking t in the T flag or in a register (t_flag); a branched block that cannot be allocated falls back to branch-free arithmetic (still
-    constant time)."""
+    late, (branch-free) parking t in the T flag or in a register (t_flag), and the chunk width of
+    a parent's combination (combine_widths); a branched block that cannot be allocated falls back
+    to branch-free arithmetic (still constant time)."""
     best = None
     inner = [0] + ([(m + 1) // 2] if (m + 1) // 2 >= 6 else [])
     # Small bases are cheap to generate: there product scanning is tried for the 4- and 5-byte
@@ -599,12 +612,12 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
         rows.append((6, ROWS_UPTO, ROWS_UPTO))
     for v in (variant, "branchfree") if variant == "branched" else (variant,):
         t_flags = (False, True) if v == "branchfree" else (False,)
-        for s, kf, pz, ru, fold, tf in itertools.product(sorted({scratch, 0}), inner,
-                                                         (False, True), rows, (False, True),
-                                                         t_flags):
+        for s, kf, pz, ru, fold, tf, cw in itertools.product(
+                sorted({scratch, 0}), inner, (False, True), rows, (False, True), t_flags,
+                combine_widths):
             vp = VProgram()
             emit(vp, v, scratch=s, karatsuba_from=kf, pair_zero=pz, rows_upto=ru, fold_e1=fold,
-                 t_flag=tf)
+                 t_flag=tf, combine_w=cw)
             trial = Program()
             try:
                 allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=labels or p)
@@ -641,11 +654,12 @@ def _z_slots(lo: int, hi: int) -> list[Mem]:
 
 def emit_mul_node(
     p: Program, n: int, levels: int, a: Loc, b: Loc, out: Loc, frame: Frame, variant: str,
-    addend: Loc | None = None,
+    addend: Loc | None = None, entry: bool = False,
 ) -> None:
     """out[0..2n) = a[0..n) * b[0..n) with `levels` Karatsuba levels (1 = a base in registers),
     plus the n bytes at `addend` (two levels only: see emit_node_addend), which lie below out
-    within 63 - 2n bytes and are free once added."""
+    within 63 - 2n bytes and are free once added.  entry: this node starts the routine (the
+    argument pointers are still in their registers)."""
     k = n // 2
     node = None
     if addend is not None:
@@ -653,14 +667,14 @@ def emit_mul_node(
             raise AssertionError("a node addend needs two levels and a result just above it")
         node = NodeAddend(e_off=0, r_off=out.off - addend.off)
     if levels == 1:
-        set_pointers(p, X=b, Y=a, Z=out)
+        set_pointers(p, entry, X=b, Y=a, Z=out)
         _run_base(p, _z_slots((n + 1) // 2, 2 * n), variant, n, Src(), Src(), scratch=SCRATCH)
         return
     p.comment(f"=== {8 * n}-bit Karatsuba level ({levels} levels): L = A_l * B_l ===")
     if levels == 2:
-        _emit_l_and_h(p, k, a, b, out, variant, node=node)
+        _emit_l_and_h(p, k, a, b, out, variant, node=node, entry=entry)
     else:
-        emit_mul_node(p, k, levels - 1, a, b, out, frame, variant)
+        emit_mul_node(p, k, levels - 1, a, b, out, frame, variant, entry=entry)
         p.comment(f"=== {8 * n}-bit level: Hbar = A_h * B_h + L_1 ===")
         if levels == 3:  # the H child takes L_1 as its addend
             emit_mul_node(p, k, 2, a + k, b + k, out + 2 * k, frame, variant, addend=out + k)
@@ -695,7 +709,8 @@ def emit_mul_node(
 
 
 def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str,
-                  framed: bool = True, scratch: int = 0, node: NodeAddend | None = None) -> None:
+                  framed: bool = True, scratch: int = 0, node: NodeAddend | None = None,
+                  entry: bool = False) -> None:
     """L = A_l B_l and Hbar = A_h B_h + L_1 by two bases: either as separate blocks (L_1 goes
     through memory), or as one block that hands L_1 over in registers; the cheaper wins.
     Without a full frame (framed false) X, Y and Z already point at b, a and out, only the joint
@@ -715,7 +730,7 @@ def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str,
     joint = Program()
     try:
         if framed:
-            set_pointers(joint, X=b, Y=a, Z=out + -r)
+            set_pointers(joint, entry, X=b, Y=a, Z=out + -r)
         _run_best(joint, _z_slots(r + (k + 1) // 2, r + 4 * k), variant,
                   SCRATCH if framed else scratch, k, both, labels=p)
     except AllocationError:
@@ -726,7 +741,7 @@ def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str,
         p.extend(joint)
         return
     separate = Program()
-    set_pointers(separate, X=b, Y=a, Z=out)
+    set_pointers(separate, entry, X=b, Y=a, Z=out)
     _run_base(separate, _z_slots((k + 1) // 2, 2 * k), variant, k, Src(), Src(), scratch=SCRATCH,
               labels=p)
     separate.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1 ===")
@@ -857,6 +872,7 @@ def karatsuba_mul(spec: Spec) -> Kernel:
                key=lambda kern: _nominal_cycles(kern.body))
 
 
+@functools.cache
 def _build(n: int, levels: int, variant: str) -> Kernel:
     """The cheaper of the possible layouts: a 1-level routine may run without a stack frame
     (spilling only into the result buffer) or with one (more spill room)."""
@@ -935,7 +951,7 @@ def _build_framed(n: int, levels: int, variant: str) -> Kernel:
     p = Program()
     frame = Frame()
     body = Program()
-    emit_mul_node(body, n, levels, Loc("a"), Loc("b"), Loc("r"), frame, variant)
+    emit_mul_node(body, n, levels, Loc("a"), Loc("b"), Loc("r"), frame, variant, entry=True)
     size = frame.size
     p.phase(f"stack frame: entry pointers and {size - 6} bytes of temporaries")
     p.in_(28, 0x3D)
