@@ -551,7 +551,10 @@ def emit_product_rows(p, a: Sequence, b: Sequence, zero, addend: Sequence = (),
     T_1.lo with its own two-instruction chain.  Each row costs 3k-1 (odd k) or 3k cycles besides
     the MULs, and no accumulator byte is ever cleared.  The first row (without an addend) is placed:
     products of even j by MOVW, the others added with their carry stopping in the next product's
-    high byte.  Falls back to emit_product where `rows_apply` says no."""
+    high byte.  Rows of six products (6x6 bytes, the blocks of 96- and 192-bit Karatsuba) run in
+    two groups of three with one temporary pair at a time instead of two or three (row_of_six):
+    the same 18 cycles a row, fewer registers.  Falls back to emit_product where `rows_apply`
+    says no."""
     na, nb, ne = len(a), len(b), len(addend)
     if not rows_apply(na, nb, ne):
         return emit_product(p, a, b, zero, addend, zero_hi)
@@ -612,9 +615,42 @@ def emit_product_rows(p, a: Sequence, b: Sequence, zero, addend: Sequence = (),
         p.adc(R[i + j + 3], T[j + 3][0])
         p.adc(T[j + 3][1], zero)
 
+    def row_of_six(i: int) -> None:
+        """Row i for k = 6 in two groups of three products with one temporary pair at a time:
+        T = a_i b_2 parked, b_0 and b_1 added with their carries stopping in T.hi (the window
+        R[i..i+2], T.hi cannot overflow); then T.hi and b_4 in one chain into a new top byte,
+        and T' = a_i b_3 parked for b_5's chain, which ends in that top byte."""
+        t = park(i, 2)
+        mul(i, 0)
+        p.add(R[i], 0)
+        p.adc(R[i + 1], 1)
+        p.adc(R[i + 2], t[0])
+        p.adc(t[1], zero)
+        mul(i, 1)
+        p.add(R[i + 1], 0)
+        p.adc(R[i + 2], 1)
+        p.adc(t[1], zero)
+        top = p.v("c")
+        p.clr(top)
+        mul(i, 4)
+        p.add(R[i + 3], t[1])
+        p.adc(R[i + 4], 0)
+        p.adc(R[i + 5], 1)
+        p.adc(top, zero)
+        t = park(i, 3)
+        mul(i, 5)
+        p.add(R[i + 3], t[0])
+        p.adc(R[i + 4], t[1])
+        p.adc(R[i + 5], 0)
+        p.adc(top, 1)
+        R.append(top)
+
     for i in range(first, na):
         assert len(R) == i + k
         T: dict[int, tuple] = {}
+        if k == 6:
+            row_of_six(i)
+            continue
         if k % 2:
             temp(T, i, 2)
             if k > 3:

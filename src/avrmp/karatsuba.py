@@ -40,6 +40,7 @@ BASE_POOL = list(range(2, 26))
 # (its MOVW temporaries need free register pairs, which long products may not leave).
 ROWS_UPTO = 5
 MAX_BASE = 16  # largest base size whose LDD displacements and registers stay manageable
+MIN_DEFAULT_BASE = 5  # smallest base the default level choice considers
 
 
 @dataclass(frozen=True)
@@ -609,7 +610,7 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
     # products too (the row-wise block's MOVW temporaries may not find free pairs).
     rows = [ROWS_UPTO] + ([3] if m <= 2 * ROWS_UPTO else [])
     if m in (11, 12):  # 6-byte products: row-wise wins where pairs are free (the L product)
-        rows.append((6, ROWS_UPTO, ROWS_UPTO))
+        rows += [(6, ROWS_UPTO, ROWS_UPTO), 6, (6, ROWS_UPTO, 6)]
     for v in (variant, "branchfree") if variant == "branched" else (variant,):
         t_flags = (False, True) if v == "branchfree" else (False,)
         for s, kf, pz, ru, fold, tf, cw in itertools.product(
@@ -867,8 +868,11 @@ def karatsuba_mul(spec: Spec) -> Kernel:
     if spec.levels is not None:
         return _build(n, spec.levels, spec.variant)
     # Default: the fastest structure (a NOP-balanced branch costs the same either way, so the
-    # straight-path count is exact for both variants).
-    return min((_build(n, lv, spec.variant) for lv in options),
+    # straight-path count is exact for both variants).  Bases under MIN_DEFAULT_BASE bytes are
+    # only built on request: their levels' overhead outweighs what they save, and building them
+    # takes most of the generation time.
+    candidates = [lv for lv in options if n >> (lv - 1) >= MIN_DEFAULT_BASE] or options
+    return min((_build(n, lv, spec.variant) for lv in candidates),
                key=lambda kern: _nominal_cycles(kern.body))
 
 
@@ -886,18 +890,29 @@ def _build(n: int, levels: int, variant: str) -> Kernel:
         except AllocationError:
             pass
     if levels == 2:
-        for scratch in SMALL_FRAME_SCRATCH:  # the least spill room that suffices
-            try:
-                options.append(_build_small_frame(n, variant, scratch))
-                break
-            except AllocationError:
-                pass
+        small = _least(SMALL_FRAME_SCRATCH, lambda scratch: _build_small_frame(n, variant, scratch))
+        if small is not None:
+            options.append(small)
     try:
         options.append(_build_framed(n, levels, variant))
     except AllocationError:
         if not options:
             raise
     return min(options, key=lambda k: _nominal_cycles(k.body))
+
+
+def _least(sizes: tuple[int, ...], build):
+    """build(size) for the least size that allocates (None if none does), by bisection: a size
+    that allocates means every larger one does too."""
+    lo, hi, found = 0, len(sizes) - 1, None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        try:
+            found = build(sizes[mid])
+            hi = mid - 1
+        except AllocationError:
+            lo = mid + 1
+    return found
 
 
 def _build_small_frame(n: int, variant: str, scratch: int) -> Kernel:
