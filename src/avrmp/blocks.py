@@ -615,6 +615,8 @@ def emit_product_rows(p, a: Sequence, b: Sequence, zero, addend: Sequence = (),
         p.adc(R[i + j + 3], T[j + 3][0])
         p.adc(T[j + 3][1], zero)
 
+    spare_tops: list = []  # a top byte already cleared for the next row
+
     def row_of_six(i: int) -> None:
         """Row i for k = 6 in two groups of three products with one temporary pair at a time:
         T = a_i b_2 parked, b_0 and b_1 added with their carries stopping in T.hi (the window
@@ -630,8 +632,15 @@ def emit_product_rows(p, a: Sequence, b: Sequence, zero, addend: Sequence = (),
         p.add(R[i + 1], 0)
         p.adc(R[i + 2], 1)
         p.adc(t[1], zero)
-        top = p.v("c")
-        p.clr(top)
+        if spare_tops:
+            top = spare_tops.pop()
+        elif zero_hi is not None and i + 1 < na:  # this row's top and the next row's: one MOVW
+            top, spare = p.v("c"), p.v("c")
+            p.copy_pair(top, spare, zero, zero_hi, comment="clear two tops")
+            spare_tops.append(spare)
+        else:
+            top = p.v("c")
+            p.clr(top)
         mul(i, 4)
         p.add(R[i + 3], t[1])
         p.adc(R[i + 4], 0)
