@@ -122,10 +122,10 @@ def sp_writes_atomic(asm: str) -> list[str]:
     return bad
 
 
-@pytest.mark.parametrize("bits, levels", [(160, 2), (128, 3), (192, 4), (256, 3), (256, 4)])
+@pytest.mark.parametrize("bits, levels", [(192, 2), (128, 3), (192, 4), (256, 3), (256, 4)])
 def test_sp_writes_are_atomic_sequences(bits, levels) -> None:
     asm = generate(Spec("mul", bits, "karatsuba", levels=levels)).asm
-    assert asm.count("out 62,") >= 1  # a release (a small frame is allocated by PUSH)
+    assert asm.count("out 62,") >= 2  # allocate and release
     assert sp_writes_atomic(asm) == []
     # the check has teeth: the same text without CLI fails it
     assert sp_writes_atomic(asm.replace("\tcli\n", "\tnop\n")) != []

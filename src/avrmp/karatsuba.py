@@ -299,6 +299,7 @@ def emit_base(
     t_flag: bool = False,
     node: NodeAddend | None = None,
     combine_w: int = 4,
+    premask: bool = False,
 ) -> list[V] | None:
     """One Karatsuba level in registers for m-byte operands (see module docstring).
 
@@ -312,7 +313,9 @@ def emit_base(
     pointers of a full frame).  node: this base belongs to a two-level node with an addend; with
     keep_high it is the node's first base and folds the addend in (emit_node_addend), with parent
     it finishes that node's combination.  combine_w: the chunk width of a parent's combination
-    (wider chunks park carries less often but keep more bytes live)."""
+    (wider chunks park carries less often but keep more bytes live).  premask (branch-free
+    parent): XOR the product with the parent's t before the combination and keep t in the T flag,
+    so the combination needs no mask register."""
     k = (m + 1) // 2
     h = m - k
     zero, zero_hi = emit_zero(p, pair_zero)
@@ -389,6 +392,14 @@ def emit_base(
         return None
     at = {} if node is None else {"r_off": node.r_off, "x_lo": m,
                                   "carry_k": Mem("Z", disp=node.e_off)}
+    if variant == "branchfree" and premask:
+        # The product is masked now and t goes to the T flag: one register less in the
+        # combination, where M, the chunk and both parked carries are live.
+        p.com(parent_t, comment="t = 0xFF now means: subtract M")
+        for v in product:
+            p.eor(v, parent_t)
+        p.bst(parent_t, 0, comment="T = t")
+        parent_t = None
     emit_combine(p, m, lambda i: product[i], parent_t, zero, variant, w=combine_w, **at)
     return None
 
@@ -403,7 +414,8 @@ def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, variant: str, w: in
     (M xor t) + (t & 1); branched, the whole combination is a signed arm (added or subtracted
     according to the T flag), with no masking.
 
-    A node with an addend (see emit_node_addend) hands over X_1 = L_0 + E_1 in place of L_0 at
+    t None (branch-free only): M's bytes come already XORed with the mask and t is in the T
+    flag.  A node with an addend (see emit_node_addend) hands over X_1 = L_0 + E_1 in place of L_0 at
     R[x_lo..x_lo+k) and a carry byte (0 or 1) at carry_k that belongs at U's byte k: a third chain
     adds it there and joins the others' carries."""
     p.phase(f"combine: U = (L_0 | Hbar_lo) + Hbar -/+ M, {2 * k} bytes in chunks of {w}")
@@ -415,9 +427,12 @@ def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, variant: str, w: in
         c3 = p.v("c3")
         p.ldd(c3, carry_k, comment="carry of the node's addend, at U's byte k")
     branched = variant == "branched"
+    premasked = not branched and t is None
     if branched:
         p.bst(t, 0, comment="T = t: add M")
         p.arm_begin()
+    elif premasked:
+        p.bld(c2, 0, comment="C of M's chain starts as t (M came masked, T = t)")
     else:
         p.com(t, comment="t = 0xFF now means: subtract M")
     # Hbar_lo[i] is y_i and later x_{k+i}; Hbar_hi[i] is y_{k+i} and later a top byte: each is
@@ -447,10 +462,10 @@ def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, variant: str, w: in
                     p.adc(u[n], zero)
             p.rol(c3)
         ms = [m_byte(i) for i in idx]
-        if not branched:
+        if not branched and not premasked:
             for mv in ms:
                 p.eor(mv, t)
-        if j:
+        if j or premasked:
             p.lsr(c2)
         elif not branched:
             p.cp(zero, t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
@@ -470,6 +485,11 @@ def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, variant: str, w: in
         p.sbc(f, f, comment="f = sign of d")
         p.arm_end()
     else:
+        if premasked:
+            t = p.v("t")
+            p.clr(t)
+            p.bld(t, 0)
+            p.neg(t, comment="t = 0xFF: M was subtracted")
         p.add(c1, c2)
         p.add(c1, t, comment="d = carries + sign extension")
         p.adc(t, zero, comment="f = sign of d")
@@ -588,37 +608,44 @@ def _run_block(p: Program, vp: VProgram, spill: list[Mem]) -> None:
 def _run_base(p: Program, spill: list[Mem], variant: str, *args, labels: Program | None = None,
               **kw) -> None:
     scratch = kw.pop("scratch", 0)
-    widths = (2, 3, 4, 8) if kw.get("parent") else (4,)
+    parent = bool(kw.get("parent"))
     _run_best(p, spill, variant, scratch, args[0],
               lambda vp, v, **opts: emit_base(vp, *args, variant=v, **opts, **kw), labels,
-              combine_widths=widths)
+              addend=kw.get("addend") is not None, parent=parent)
 
 
 def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, emit,
-              labels: Program | None = None, combine_widths: tuple[int, ...] = (4,)) -> None:
+              labels: Program | None = None, addend: bool = True, parent: bool = False) -> None:
     """Emit a block in its cheapest form; emit(vp, variant, **options) takes emit_base's options.
     Tried: spilling into the frame's scratch or not, an extra Karatsuba level inside the register
     products or not, a zero register pair (one MOVW clears two accumulator tops) or a single zero
     register, the row-wise block for products longer than ROWS_UPTO bytes or product scanning for
-    them, adding a parent's E_1 early (fold_e1: fewer live registers, a longer carry ripple) or
-    late, (branch-free) parking t in the T flag or in a register (t_flag), and the chunk width of
-    a parent's combination (combine_widths); a branched block that cannot be allocated falls back
-    to branch-free arithmetic (still constant time)."""
+    them, with an addend adding the parent's E_1 early (fold_e1: fewer live registers, a longer
+    carry ripple) or late, (branch-free) parking t in the T flag or in a register (t_flag), and
+    for a parent base the chunk width of its combination (combine_w) and (branch-free) masking M
+    before it (premask); a branched block that cannot be allocated falls back to branch-free
+    arithmetic (still constant time)."""
     best = None
-    inner = [0] + ([(m + 1) // 2] if (m + 1) // 2 >= 6 else [])
     # Small bases are cheap to generate: there product scanning is tried for the 4- and 5-byte
     # products too (the row-wise block's MOVW temporaries may not find free pairs).
     rows = [ROWS_UPTO] + ([3] if m <= 2 * ROWS_UPTO else [])
     if m in (11, 12):  # 6-byte products: row-wise wins where pairs are free (the L product)
         rows += [(6, ROWS_UPTO, ROWS_UPTO), 6, (6, ROWS_UPTO, 6)]
     for v in (variant, "branchfree") if variant == "branched" else (variant,):
-        t_flags = (False, True) if v == "branchfree" else (False,)
-        for s, kf, pz, ru, fold, tf, cw in itertools.product(
-                sorted({scratch, 0}), inner, (False, True), rows, (False, True), t_flags,
-                combine_widths):
+        bf = v == "branchfree"
+        options = {
+            "scratch": sorted({scratch, 0}),
+            "karatsuba_from": [0] + ([(m + 1) // 2] if (m + 1) // 2 >= 6 else []),
+            "pair_zero": (False, True),
+            "rows_upto": rows,
+            "fold_e1": (False, True) if addend else (False,),
+            "t_flag": (False, True) if bf else (False,),
+            "combine_w": (2, 3, 4, 8) if parent else (4,),
+            "premask": (False, True) if parent and bf else (False,),
+        }
+        for values in itertools.product(*options.values()):
             vp = VProgram()
-            emit(vp, v, scratch=s, karatsuba_from=kf, pair_zero=pz, rows_upto=ru, fold_e1=fold,
-                 t_flag=tf, combine_w=cw)
+            emit(vp, v, **dict(zip(options, values)))
             trial = Program()
             try:
                 allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=labels or p)
