@@ -7,6 +7,7 @@ emission time with the generator's stack in the traceback, not later by the asse
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 # Cores whose timing the cost model knows.  "avre+" is the ATmega core (and simavr's default timing);
@@ -149,20 +150,8 @@ class Instr:
 
     @staticmethod
     def make(mnemonic: str, *operands: object, comment: str = "") -> Instr:
-        if mnemonic not in _SPEC:
-            raise IsaError(f"unknown instruction {mnemonic!r}")
-        kinds = _SPEC[mnemonic][0]
-        if len(operands) != len(kinds):
-            raise IsaError(f"{mnemonic} takes {len(kinds)} operands, got {len(operands)}")
-        for kind, value in zip(kinds, operands):
-            _check(mnemonic, kind, value)
-        if mnemonic in ("ld", "st"):
-            mem = operands[0] if mnemonic == "st" else operands[1]
-            reg = operands[1] if mnemonic == "st" else operands[0]
-            if mem.mode and reg in _pointer_regs(mem.ptr):
-                raise IsaError(f"{mnemonic} with {mem} on its own pointer register r{reg} is undefined")
-        reads, writes = _effects(mnemonic, operands)
-        return Instr(mnemonic, tuple(operands), comment, frozenset(reads), frozenset(writes))
+        reads, writes = _checked(mnemonic, operands)
+        return Instr(mnemonic, operands, comment, reads, writes)
 
     # --- facts ---
     @property
@@ -215,6 +204,26 @@ class Instr:
         if self.comment:
             text = f"{text:<24}; {self.comment}"
         return text
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _checked(mnemonic: str, operands: tuple) -> tuple[frozenset[int], frozenset[int]]:
+    """Check an instruction's operands (IsaError if the AVR cannot encode it) and return the
+    registers it reads and writes.  Cached: generators emit the same instructions many times."""
+    if mnemonic not in _SPEC:
+        raise IsaError(f"unknown instruction {mnemonic!r}")
+    kinds = _SPEC[mnemonic][0]
+    if len(operands) != len(kinds):
+        raise IsaError(f"{mnemonic} takes {len(kinds)} operands, got {len(operands)}")
+    for kind, value in zip(kinds, operands):
+        _check(mnemonic, kind, value)
+    if mnemonic in ("ld", "st"):
+        mem = operands[0] if mnemonic == "st" else operands[1]
+        reg = operands[1] if mnemonic == "st" else operands[0]
+        if mem.mode and reg in _pointer_regs(mem.ptr):
+            raise IsaError(f"{mnemonic} with {mem} on its own pointer register r{reg} is undefined")
+    reads, writes = _effects(mnemonic, operands)
+    return frozenset(reads), frozenset(writes)
 
 
 def _effects(mnemonic: str, ops: tuple) -> tuple[set[int], set[int]]:

@@ -623,7 +623,8 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
     them, with an addend adding the parent's E_1 early (fold_e1: fewer live registers, a longer
     carry ripple) or late, (branch-free) parking t in the T flag or in a register (t_flag), and
     for a parent base the chunk width of its combination (combine_w) and (branch-free) masking M
-    before it (premask); a branched block that cannot be allocated falls back to branch-free
+    before it (premask); each is allocated with and without moving values to free register pairs
+    for MOVW (vreg._defragment); a branched block that cannot be allocated falls back to branch-free
     arithmetic (still constant time)."""
     best = None
     # Small bases are cheap to generate: there product scanning is tried for the 4- and 5-byte
@@ -646,14 +647,19 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
         for values in itertools.product(*options.values()):
             vp = VProgram()
             emit(vp, v, **dict(zip(options, values)))
-            trial = Program()
-            try:
-                allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=labels or p)
-            except AllocationError:
-                continue
-            cost = _nominal_cycles(trial)
-            if best is None or cost < best[0]:
-                best = (cost, trial)
+            stats: dict = {}
+            for defragment in (False, True):
+                if defragment and not stats.get("split_pairs"):
+                    break  # every MOVW found its pair: moving values cannot help
+                trial = Program()
+                try:
+                    allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=labels or p,
+                             defragment=defragment, stats=stats)
+                except AllocationError:
+                    continue
+                cost = _nominal_cycles(trial)
+                if best is None or cost < best[0]:
+                    best = (cost, trial)
         if best is not None:
             break
     if best is None:

@@ -12,10 +12,11 @@ inserted spill code never breaks a carry chain.  The only control flow is the si
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .isa import _SPEC, Instr, IsaError, Mem
+from .isa import _SPEC, Instr, IsaError, Mem, _checked
 from .program import Comment, Emitter, Label, Program
 
 
@@ -172,10 +173,14 @@ def allocate(
     spill_slots: Iterable[Mem] = (),
     live_out: Iterable[V] = (),
     labels_from: Program | None = None,
+    defragment: bool = False,
+    stats: dict | None = None,
 ) -> dict[int, int]:
     """Emit `vp` into `out` with physical registers from `pool`.  Returns V.id -> register for the
     values in `live_out` (kept in registers at the end).  Labels are made unique through
-    `labels_from` (default: `out`)."""
+    `labels_from` (default: `out`).  defragment: when a MOVW target finds no free aligned pair,
+    move a value out of a half-used pair first (see _defragment).  stats, if given, counts the
+    pair copies that had to be split into two MOVs ("split_pairs")."""
     items = vp.items
     effects: list[tuple[list[V], list[V]]] = [
         _reads_writes(it) if isinstance(it, VInstr) else ([], []) for it in items
@@ -189,12 +194,15 @@ def allocate(
     for vid in live_out_ids:
         uses.setdefault(vid, []).append(end)
     # Where the kernel's own stores overwrite a scratch slot: a spill there must be dead by then.
+    stores: dict[Mem, list[int]] = {}
+    for pos, it in enumerate(items):
+        if isinstance(it, VInstr) and it.mnemonic == "std":
+            stores.setdefault(it.operands[0], []).append(pos)
+
     def first_store(mem: Mem, after: int) -> int:
-        for pos in range(after, end):
-            it = items[pos]
-            if isinstance(it, VInstr) and it.mnemonic == "std" and it.operands[0] == mem:
-                return pos
-        return end + 1
+        at = stores.get(mem, [])
+        i = bisect.bisect_left(at, after)
+        return at[i] if i < len(at) else end + 1
 
     slot_free_until: dict[Mem, int] = {m: first_store(m, 0) for m in spill_slots}
     slots_in_use: dict[Mem, int] = {}  # slot -> V.id spilled there
@@ -221,6 +229,11 @@ def allocate(
     def last_use(vid: int) -> int:
         lst = uses.get(vid, [])
         return lst[-1] if lst else -1
+
+    def free_slot(vid: int) -> None:
+        for m, holder in list(slots_in_use.items()):
+            if holder == vid:
+                del slots_in_use[m]
 
     def release(reg: int) -> None:
         v = st.holder.pop(reg)
@@ -341,7 +354,9 @@ def allocate(
         for v in reads:
             place(v, pos, pinned, reload=True)
         if it.mnemonic == "copy_pair":
-            _emit_copy_pair(it, st, free, out, pos, pinned, place, take)
+            if not _emit_copy_pair(it, st, free, out, pos, pinned, place, last_use, defragment) \
+                    and stats is not None:
+                stats["split_pairs"] = stats.get("split_pairs", 0) + 1
         elif it.mnemonic == "clr_pair":
             d0, d1 = it.operands
             pair = next((r for r in sorted(free) if r % 2 == 0 and r + 1 in free), None)
@@ -362,8 +377,8 @@ def allocate(
             )
             stored = it.operands[1] if it.mnemonic == "std" else None
             if not (isinstance(stored, V) and st.clean.get(stored.id) == it.operands[0]):
-                written = Instr.make(it.mnemonic, *ops).writes
-                moved = {p for p, (lo, hi) in _PTRS.items() if written & {lo, hi}}
+                written = _checked(it.mnemonic, ops)[1]
+                moved = {p for p, (lo, hi) in _PTRS.items() if lo in written or hi in written}
                 if moved:
                     rescue(moved, pos, pinned)
                     ops = tuple(st.reg_of[o.id] if isinstance(o, V) else q
@@ -371,17 +386,16 @@ def allocate(
                 if it.signed:
                     arm_signed.add(len(out.items))
                 out.emit(it.mnemonic, *ops, comment=it.comment)
-                for vid, mem in list(st.clean.items()):  # a moved pointer voids memory copies
-                    if mem.ptr in moved:
-                        del st.clean[vid]
-                for m in list(slot_free_until):
-                    if m.ptr in moved and m not in slots_in_use:
-                        del slot_free_until[m]
+                if moved:  # a moved pointer voids memory copies and slots reached through it
+                    for vid, mem in list(st.clean.items()):
+                        if mem.ptr in moved:
+                            del st.clean[vid]
+                    for m in list(slot_free_until):
+                        if m.ptr in moved and m not in slots_in_use:
+                            del slot_free_until[m]
         for v in writes:
             st.clean.pop(v.id, None)
-            for m, vid in list(slots_in_use.items()):
-                if vid == v.id:
-                    del slots_in_use[m]
+            free_slot(v.id)
         if it.mnemonic in ("ldd", "std"):
             mem = it.operands[1] if it.mnemonic == "ldd" else it.operands[0]
             v = it.operands[0] if it.mnemonic == "ldd" else it.operands[1]
@@ -397,9 +411,7 @@ def allocate(
             if v.id in st.reg_of and last_use(v.id) <= pos and v.id not in live_out_ids:
                 release(st.reg_of[v.id])
                 st.clean.pop(v.id, None)
-                for m, vid in list(slots_in_use.items()):  # a dead value frees its spill slot
-                    if vid == v.id:
-                        del slots_in_use[m]
+                free_slot(v.id)  # a dead value frees its spill slot
     return {v.id: st.reg_of[v.id] for v in live_out if v.id in st.reg_of}
 
 
@@ -437,24 +449,58 @@ def _emit_signed_arm(out: Program, start: int, signed: set[int], labels: Program
     out.label(join)
 
 
-def _emit_copy_pair(it, st, free, out, pos, pinned, place, take) -> None:
+def _emit_copy_pair(it, st, free, out, pos, pinned, place, last_use, defragment: bool) -> bool:
+    """d1:d0 = s1:s0 by one MOVW where the registers allow, else two MOVs (returns False)."""
     d0, d1, s0, s1 = it.operands
     src = [st.reg_of[s.id] if isinstance(s, V) else s for s in (s0, s1)]
     pair = None
+    aligned_src = src[0] % 2 == 0 and src[1] == src[0] + 1
     if d0.id not in st.reg_of and d1.id not in st.reg_of:
         pair = next((r for r in sorted(free) if r % 2 == 0 and r + 1 in free), None)
-    if pair is not None and src[0] % 2 == 0 and src[1] == src[0] + 1:
+        if pair is None and aligned_src and defragment:
+            pair = _defragment(st, free, out, pinned, {src[0], src[1]}, last_use)
+    if pair is not None and aligned_src:
         free.remove(pair)
         free.remove(pair + 1)
         for v, r in ((d0, pair), (d1, pair + 1)):
             st.reg_of[v.id] = r
             st.holder[r] = v
         out.movw(pair, src[0], comment=it.comment)
-        return
+        return True
     r0 = place(d0, pos, pinned, reload=False)
     r1 = place(d1, pos, pinned, reload=False)
-    if r1 == r0 + 1 and r0 % 2 == 0 and src[0] % 2 == 0 and src[1] == src[0] + 1:
+    if r1 == r0 + 1 and r0 % 2 == 0 and aligned_src:
         out.movw(r0, src[0], comment=it.comment)
-    else:
-        out.mov(r0, src[0], comment=it.comment)
-        out.mov(r1, src[1])
+        return True
+    out.mov(r0, src[0], comment=it.comment)
+    out.mov(r1, src[1])
+    return False
+
+
+def _defragment(st, free, out, pinned, keep: set[int], last_use) -> int | None:
+    """No aligned pair is free, but two single registers are: move one value out of a half-used
+    pair into the other single (one MOV, as much as the MOV pair it replaces), leaving an aligned
+    pair free for this MOVW and for the temporaries after it.  The value moved is the one that
+    lives longest (the pair stays free the longest).  Returns the freed pair's even register, or
+    None."""
+    best = None
+    for r in free:
+        partner = r ^ 1
+        v = st.holder.get(partner)
+        if v is None or v.id in pinned or partner in keep:
+            continue
+        if best is None or last_use(v.id) > last_use(best[1].id):
+            best = (partner, v)
+    if best is None:
+        return None
+    partner, v = best
+    dest = next((q for q in free if q != partner ^ 1), None)
+    if dest is None:
+        return None
+    free.remove(dest)
+    out.mov(dest, partner, comment=f"move {v.name}: free a register pair")
+    del st.holder[partner]
+    st.holder[dest] = v
+    st.reg_of[v.id] = dest
+    free.append(partner)
+    return partner & ~1
