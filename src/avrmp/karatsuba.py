@@ -41,6 +41,7 @@ BASE_POOL = list(range(2, 26))
 ROWS_UPTO = 5
 MAX_BASE = 16  # largest base size whose LDD displacements and registers stay manageable
 MIN_DEFAULT_BASE = 5  # smallest base the default level choice considers
+CLEAN_BIAS = (0, 30, 60)  # eviction preferences tried per block (vreg.allocate's clean_bias)
 
 
 @dataclass(frozen=True)
@@ -618,13 +619,12 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
               labels: Program | None = None, addend: bool = True, parent: bool = False) -> None:
     """Emit a block in its cheapest form; emit(vp, variant, **options) takes emit_base's options.
     Tried: spilling into the frame's scratch or not, an extra Karatsuba level inside the register
-    products or not, a zero register pair (one MOVW clears two accumulator tops) or a single zero
-    register, the row-wise block for products longer than ROWS_UPTO bytes or product scanning for
+    products of 7 bytes and more or not, the row-wise block for products longer than ROWS_UPTO bytes or product scanning for
     them, with an addend adding the parent's E_1 early (fold_e1: fewer live registers, a longer
     carry ripple) or late, (branch-free) parking t in the T flag or in a register (t_flag), and
     for a parent base the chunk width of its combination (combine_w) and (branch-free) masking M
     before it (premask); each is allocated with and without moving values to free register pairs
-    for MOVW (vreg._defragment); a branched block that cannot be allocated falls back to branch-free
+    for MOVW (vreg._defragment) and with two eviction preferences (CLEAN_BIAS); a branched block that cannot be allocated falls back to branch-free
     arithmetic (still constant time)."""
     best = None
     # Small bases are cheap to generate: there product scanning is tried for the 4- and 5-byte
@@ -634,32 +634,35 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
         rows += [(6, ROWS_UPTO, ROWS_UPTO), 6, (6, ROWS_UPTO, 6)]
     for v in (variant, "branchfree") if variant == "branched" else (variant,):
         bf = v == "branchfree"
+        # (A zero register pair and an inner Karatsuba level for products under 7 bytes never
+        # won at any size, so they are not tried.)
         options = {
             "scratch": sorted({scratch, 0}),
-            "karatsuba_from": [0] + ([(m + 1) // 2] if (m + 1) // 2 >= 6 else []),
-            "pair_zero": (False, True),
+            "karatsuba_from": [0] + ([(m + 1) // 2] if (m + 1) // 2 >= 7 else []),
             "rows_upto": rows,
             "fold_e1": (False, True) if addend else (False,),
             "t_flag": (False, True) if bf else (False,),
-            "combine_w": (2, 3, 4, 8) if parent else (4,),
+            "combine_w": (2, 4, 8) if parent else (4,),
             "premask": (False, True) if parent and bf else (False,),
         }
         for values in itertools.product(*options.values()):
             vp = VProgram()
             emit(vp, v, **dict(zip(options, values)))
-            stats: dict = {}
-            for defragment in (False, True):
-                if defragment and not stats.get("split_pairs"):
-                    break  # every MOVW found its pair: moving values cannot help
-                trial = Program()
-                try:
-                    allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=labels or p,
-                             defragment=defragment, stats=stats)
-                except AllocationError:
-                    continue
-                cost = _nominal_cycles(trial)
-                if best is None or cost < best[0]:
-                    best = (cost, trial)
+            for bias in CLEAN_BIAS:
+                stats: dict = {}
+                for defragment in (False, True):
+                    if defragment and not stats.get("split_pairs"):
+                        break  # every MOVW found its pair: moving values cannot help
+                    trial = Program()
+                    try:
+                        allocate(vp, BASE_POOL, trial, spill_slots=spill,
+                                 labels_from=labels or p, defragment=defragment, stats=stats,
+                                 clean_bias=bias)
+                    except AllocationError:
+                        continue
+                    cost = _nominal_cycles(trial)
+                    if best is None or cost < best[0]:
+                        best = (cost, trial)
         if best is not None:
             break
     if best is None:

@@ -175,12 +175,15 @@ def allocate(
     labels_from: Program | None = None,
     defragment: bool = False,
     stats: dict | None = None,
+    clean_bias: int = 0,
 ) -> dict[int, int]:
     """Emit `vp` into `out` with physical registers from `pool`.  Returns V.id -> register for the
     values in `live_out` (kept in registers at the end).  Labels are made unique through
     `labels_from` (default: `out`).  defragment: when a MOVW target finds no free aligned pair,
     move a value out of a half-used pair first (see _defragment).  stats, if given, counts the
-    pair copies that had to be split into two MOVs ("split_pairs")."""
+    pair copies that had to be split into two MOVs ("split_pairs").  clean_bias: evicting a value
+    whose memory copy is valid costs a reload only, one that must be spilled a store too; an
+    eviction candidate counts as needed this many instructions later if it is clean."""
     items = vp.items
     effects: list[tuple[list[V], list[V]]] = [
         _reads_writes(it) if isinstance(it, VInstr) else ([], []) for it in items
@@ -266,7 +269,8 @@ def allocate(
         spill_scarce = not any(
             m not in slots_in_use for m, until in slot_free_until.items() if until > pos
         )
-        nu, _, reg = max(victims, key=lambda v: (v[1], v[0]) if spill_scarce else v)
+        nu, _, reg = max(victims, key=lambda v: (v[1], v[0]) if spill_scarce
+                         else (v[0] + (clean_bias if v[1] else 0), v[1], v[2]))
         v = st.holder[reg]
         if nu < 10**9 and v.id not in st.clean:
             slot = None
