@@ -572,8 +572,9 @@ def _add_const(p: Program, lo: int, value: int) -> None:
         p.sbci(lo + 1, neg >> 8)
 
 
-def set_pointers(p: Program, entry: bool = False, **locs: Loc) -> None:
-    """Point X/Y/Z at the given locations, reading saved argument pointers through Z = SP; at the
+def set_pointers(p: Program, entry: bool = False, z_at: Loc | None = None, **locs: Loc) -> None:
+    """Point X/Y/Z at the given locations, reading saved argument pointers through a pointer set
+    to SP (Z, or Y when Z already points where it should: z_at is where Z points now); at the
     routine's entry (entry true) the argument pointers are still where avr-gcc passed them, and a
     MOVW each suffices."""
     if entry and all(loc.base in ARG_REGS for loc in locs.values()):
@@ -581,25 +582,41 @@ def set_pointers(p: Program, entry: bool = False, **locs: Loc) -> None:
             p.movw(PTR_LO[ptr], ARG_REGS[loc.base], comment=f"{ptr} = {loc.base}")
             _add_const(p, PTR_LO[ptr], loc.off)
         return
-    p.in_(30, 0x3D, comment="Z = SP: the frame is at Z+1")
-    p.in_(31, 0x3E)
-    order = [r for r in ("X", "Y") if r in locs] + (["Z"] if "Z" in locs else [])
+    z_delta = None  # Z already points near its target: move it instead of reloading it
+    near = "Z" in locs and z_at is not None and locs["Z"].base == z_at.base \
+        and abs(locs["Z"].off - z_at.off) <= 63
+    if near and len(locs) == 1:
+        _add_const(p, 30, (locs["Z"].off - z_at.off) & 0xFFFF)
+        return
+    if near and "Y" in locs:
+        z_delta = locs["Z"].off - z_at.off
+        locs = {k: v for k, v in locs.items() if k != "Z"}
+        reader = "Y"
+    else:
+        reader = "Z"
+    rlo = PTR_LO[reader]
+    p.in_(rlo, 0x3D, comment=f"{reader} = SP: the frame is at {reader}+1")
+    p.in_(rlo + 1, 0x3E)
+    order = [r for r in ("X", "Y", "Z") if r in locs and r != reader]
+    order += [reader] if reader in locs else []
     for ptr in order:
         loc, lo = locs[ptr], PTR_LO[ptr]
         if loc.base == "frame":
-            if ptr != "Z":
-                p.movw(lo, 30)
+            if ptr != reader:
+                p.movw(lo, rlo)
             _add_const(p, lo, 1 + loc.off)
             continue
         slot = 1 + ARG_SLOT[loc.base]
-        if ptr == "Z":
-            p.ldd(0, Mem("Z", disp=slot))
-            p.ldd(31, Mem("Z", disp=slot + 1))
-            p.mov(30, 0)
+        if ptr == reader:
+            p.ldd(0, Mem(reader, disp=slot))
+            p.ldd(lo + 1, Mem(reader, disp=slot + 1))
+            p.mov(lo, 0)
         else:
-            p.ldd(lo, Mem("Z", disp=slot))
-            p.ldd(lo + 1, Mem("Z", disp=slot + 1))
+            p.ldd(lo, Mem(reader, disp=slot))
+            p.ldd(lo + 1, Mem(reader, disp=slot + 1))
         _add_const(p, lo, loc.off)
+    if z_delta is not None:
+        _add_const(p, 30, z_delta & 0xFFFF)
 
 
 def _run_block(p: Program, vp: VProgram, spill: list[Mem]) -> None:
@@ -691,12 +708,13 @@ def _z_slots(lo: int, hi: int) -> list[Mem]:
 
 def emit_mul_node(
     p: Program, n: int, levels: int, a: Loc, b: Loc, out: Loc, frame: Frame, variant: str,
-    addend: Loc | None = None, entry: bool = False,
-) -> None:
+    addend: Loc | None = None, entry: bool = False, z_at: Loc | None = None,
+) -> Loc | None:
     """out[0..2n) = a[0..n) * b[0..n) with `levels` Karatsuba levels (1 = a base in registers),
     plus the n bytes at `addend` (two levels only: see emit_node_addend), which lie below out
     within 63 - 2n bytes and are free once added.  entry: this node starts the routine (the
-    argument pointers are still in their registers)."""
+    argument pointers are still in their registers); z_at: where Z points before the node.
+    Returns where Z points after it."""
     k = n // 2
     node = None
     if addend is not None:
@@ -704,56 +722,62 @@ def emit_mul_node(
             raise AssertionError("a node addend needs two levels and a result just above it")
         node = NodeAddend(e_off=0, r_off=out.off - addend.off)
     if levels == 1:
-        set_pointers(p, entry, X=b, Y=a, Z=out)
+        set_pointers(p, entry, z_at=z_at, X=b, Y=a, Z=out)
         _run_base(p, _z_slots((n + 1) // 2, 2 * n), variant, n, Src(), Src(), scratch=SCRATCH)
-        return
+        return out
     p.comment(f"=== {8 * n}-bit Karatsuba level ({levels} levels): L = A_l * B_l ===")
     if levels == 2:
-        _emit_l_and_h(p, k, a, b, out, variant, node=node, entry=entry)
+        z_at = _emit_l_and_h(p, k, a, b, out, variant, node=node, entry=entry, z_at=z_at)
     else:
-        emit_mul_node(p, k, levels - 1, a, b, out, frame, variant, entry=entry)
+        z_at = emit_mul_node(p, k, levels - 1, a, b, out, frame, variant, entry=entry,
+                             z_at=z_at)
         p.comment(f"=== {8 * n}-bit level: Hbar = A_h * B_h + L_1 ===")
         if levels == 3:  # the H child takes L_1 as its addend
-            emit_mul_node(p, k, 2, a + k, b + k, out + 2 * k, frame, variant, addend=out + k)
+            z_at = emit_mul_node(p, k, 2, a + k, b + k, out + 2 * k, frame, variant,
+                                 addend=out + k, z_at=z_at)
         else:
-            emit_mul_node(p, k, levels - 1, a + k, b + k, out + 2 * k, frame, variant)
-            set_pointers(p, Z=out + k)
+            z_at = emit_mul_node(p, k, levels - 1, a + k, b + k, out + 2 * k, frame, variant,
+                                 z_at=z_at)
+            set_pointers(p, z_at=z_at, Z=out + k)
             vp = VProgram()
             emit_mem_add_l1(vp, k)
             _run_block(p, vp, [])
+            z_at = out + k
     p.comment(f"=== {8 * n}-bit level: M = |A_l - A_h| * |B_l - B_h|, combine ===")
     if levels == 2:
         # Spill room: U's low half until the combination writes it; with an addend that is where
         # X_1 waits, and the consumed addend (after its carry byte) is free instead.
         spill = _z_slots(1, node.r_off) if node else _z_slots(k, 2 * k)
-        set_pointers(p, X=b, Y=a, Z=addend or out)
+        set_pointers(p, z_at=z_at, X=b, Y=a, Z=addend or out)
         _run_base(p, spill, variant, k, Src(absdiff=True), Src(absdiff=True), parent=True,
                   scratch=SCRATCH, node=node)
-        return
+        return addend or out
     # The M child is a memory level too: |A_l - A_h|, |B_l - B_h| and t go to the frame.
     diffs = frame.alloc(1 + 2 * k)
-    set_pointers(p, X=b, Y=a, Z=diffs)
+    set_pointers(p, z_at=z_at, X=b, Y=a, Z=diffs)
     vp = VProgram()
     emit_mem_absdiffs(vp, k)
     _run_block(p, vp, [])
     prod = frame.alloc(2 * k)
-    emit_mul_node(p, k, levels - 1, diffs + 1, diffs + 1 + k, prod, frame, variant)
-    set_pointers(p, Y=diffs, Z=out)
+    z_at = emit_mul_node(p, k, levels - 1, diffs + 1, diffs + 1 + k, prod, frame, variant,
+                         z_at=diffs)
+    set_pointers(p, z_at=z_at, Y=diffs, Z=out)
     vp = VProgram()
     emit_mem_combine(vp, k, m_off=prod.off - diffs.off, variant=variant)
     _run_block(p, vp, [])
     frame.free(diffs)
+    return out
 
 
 def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str,
                   framed: bool = True, scratch: int = 0, node: NodeAddend | None = None,
-                  entry: bool = False) -> None:
+                  entry: bool = False, z_at: Loc | None = None) -> Loc | None:
     """L = A_l B_l and Hbar = A_h B_h + L_1 by two bases: either as separate blocks (L_1 goes
     through memory), or as one block that hands L_1 over in registers; the cheaper wins.
     Without a full frame (framed false) X, Y and Z already point at b, a and out, only the joint
     block is possible (the pointers cannot be reloaded), and `scratch` bytes at SP+1 are lent.
     With a node addend (node) Z points at it, out lies node.r_off bytes above, and the joint
-    block folds it in."""
+    block folds it in.  Returns where Z points afterwards (None: unknown)."""
     r = node.r_off if node else 0
 
     def both(vp: VProgram, v: str, scratch: int, **opts) -> None:
@@ -767,7 +791,7 @@ def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str,
     joint = Program()
     try:
         if framed:
-            set_pointers(joint, entry, X=b, Y=a, Z=out + -r)
+            set_pointers(joint, entry, z_at=z_at, X=b, Y=a, Z=out + -r)
         _run_best(joint, _z_slots(r + (k + 1) // 2, r + 4 * k), variant,
                   SCRATCH if framed else scratch, k, both, labels=p)
     except AllocationError:
@@ -776,17 +800,18 @@ def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str,
         joint = None
     if not framed or node:
         p.extend(joint)
-        return
+        return out + -r if framed else None
     separate = Program()
-    set_pointers(separate, entry, X=b, Y=a, Z=out)
+    set_pointers(separate, entry, z_at=z_at, X=b, Y=a, Z=out)
     _run_base(separate, _z_slots((k + 1) // 2, 2 * k), variant, k, Src(), Src(), scratch=SCRATCH,
               labels=p)
     separate.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1 ===")
-    set_pointers(separate, X=b + k, Y=a + k, Z=out + k)
+    set_pointers(separate, z_at=out, X=b + k, Y=a + k, Z=out + k)
     _run_base(separate, _z_slots(k + (k + 1) // 2, 3 * k), variant, k, Src(), Src(),
               out_off=k, addend=0, scratch=SCRATCH, labels=p)
     best = separate if joint is None or _nominal_cycles(separate) <= _nominal_cycles(joint) else joint
     p.extend(best)
+    return out + k if best is separate else out
 
 
 def emit_mem_add_l1(p: VProgram, k: int, w: int = 8) -> None:
