@@ -301,6 +301,7 @@ def emit_base(
     node: NodeAddend | None = None,
     combine_w: int = 4,
     premask: bool = False,
+    outer: OuterCombine | None = None,
 ) -> list[V] | None:
     """One Karatsuba level in registers for m-byte operands (see module docstring).
 
@@ -393,6 +394,8 @@ def emit_base(
         return None
     at = {} if node is None else {"r_off": node.r_off, "x_lo": m,
                                   "carry_k": Mem("Z", disp=node.e_off)}
+    if outer is not None and not scratch:
+        raise AssertionError("feeding the outer combination needs Y on the frame")
     if variant == "branchfree" and premask:
         # The product is masked now and t goes to the T flag: one register less in the
         # combination, where M, the chunk and both parked carries are live.
@@ -401,103 +404,202 @@ def emit_base(
             p.eor(v, parent_t)
         p.bst(parent_t, 0, comment="T = t")
         parent_t = None
-    emit_combine(p, m, lambda i: product[i], parent_t, zero, variant, w=combine_w, **at)
+    if outer is None:
+        emit_combine(p, m, lambda i: product[i], parent_t, zero, variant, w=combine_w, **at)
+    else:
+        emit_fused_combine(p, m, product, parent_t, zero, variant, combine_w, outer)
     return None
 
 
-def emit_combine(p: VProgram, k: int, m_byte, t: V, zero: V, variant: str, w: int = 4,
-                 r_off: int = 0, x_lo: int = 0, carry_k: Mem | None = None) -> None:
-    """A parent's combination, R reached through Z (R at Z+r_off): L_0 at R[0..k), Hbar at
-    R[2k..4k).  U = (L_0 | Hbar_lo) + Hbar - (-1)^t M goes to R[k..3k), Hbar_hi + (d, f) to
-    R[3k..4k).  m_byte(i) gives M's byte i in a register (already there, or loaded).  The two carry
-    chains run over chunks of w bytes, each chain's carry parked in a register in between (ROL
-    saves, LSR restores), so only M and one chunk are live at a time.  Branch-free, M's chain adds
-    (M xor t) + (t & 1); branched, the whole combination is a signed arm (added or subtracted
-    according to the T flag), with no masking.
+@dataclass(frozen=True)
+class OuterCombine:
+    """The combination one level up, to be fed with this node's result byte by byte (see
+    emit_fused_combine): that level's half size k, its result at the entry pointer r plus r_off,
+    its t at frame byte t_slot (from SP+1)."""
 
-    t None (branch-free only): M's bytes come already XORed with the mask and t is in the T
-    flag.  A node with an addend (see emit_node_addend) hands over X_1 = L_0 + E_1 in place of L_0 at
-    R[x_lo..x_lo+k) and a carry byte (0 or 1) at carry_k that belongs at U's byte k: a third chain
-    adds it there and joins the others' carries."""
-    p.phase(f"combine: U = (L_0 | Hbar_lo) + Hbar -/+ M, {2 * k} bytes in chunks of {w}")
-    c1, c2 = p.v("c1"), p.v("c2")
-    p.clr(c1)
-    p.clr(c2)
-    c3 = None
-    if carry_k is not None:
-        c3 = p.v("c3")
-        p.ldd(c3, carry_k, comment="carry of the node's addend, at U's byte k")
+    k: int
+    r_off: int
+    t_slot: int
+
+
+def emit_fused_combine(p: VProgram, m: int, product: list[V], t: V | None, zero: V,
+                       variant: str, w: int, outer: OuterCombine) -> None:
+    """A node's combination whose result bytes go straight into the combination one level up
+    instead of memory: the node is that level's M child, so M never goes to the frame and back.
+    Y (on the frame) fetches the outer t and the result pointer, then points at the outer result;
+    Z stays on the node's result (its L_0 and Hbar).  Branched, the outer combination is the
+    signed arm and the node's own M is masked; branch-free, both are masked (the node's may come
+    premasked, t in the T flag)."""
+    p.phase("this node's result feeds the combination one level up")
+    t_o = p.v("to")
+    p.ldd(t_o, Mem("Y", disp=1 + outer.t_slot), comment="the outer level's t")
+    p.ldd(0, Mem("Y", disp=1 + ARG_SLOT["r"]), comment="Y = the outer result")
+    p.ldd(29, Mem("Y", disp=2 + ARG_SLOT["r"]))
+    p.mov(28, 0)
+    if outer.r_off:
+        p.adiw(28, outer.r_off)
     branched = variant == "branched"
-    premasked = not branched and t is None
+    up = Combination(p, outer.k, t_o, zero, "signed" if branched else "mask", w, ptr="Y")
+    inner = Combination(p, m, t, zero, "mask" if t is not None else "premasked", w,
+                        out=up.feed)
     if branched:
-        p.bst(t, 0, comment="T = t: add M")
+        p.bst(t_o, 0, comment="T = the outer t: add M")
         p.arm_begin()
-    elif premasked:
-        p.bld(c2, 0, comment="C of M's chain starts as t (M came masked, T = t)")
-    else:
-        p.com(t, comment="t = 0xFF now means: subtract M")
-    # Hbar_lo[i] is y_i and later x_{k+i}; Hbar_hi[i] is y_{k+i} and later a top byte: each is
-    # loaded once (the allocator reloads it for free if it must make room).
-    hbar: dict[int, V] = {}
+    up.start()
+    for i in range(m):  # the node's L_0, already final in memory
+        v = p.v("m")
+        p.ldd(v, Mem("Z", disp=i), comment=f"m[{i}]")
+        up.feed(i, v)
+    inner.start()
+    for i, v in enumerate(product):
+        inner.feed(i, v)
+    inner.finish()
+    up.finish()
+    if branched:
+        p.arm_end()
 
-    def load(off: int, name: str) -> V:
-        if off in hbar:
-            return hbar.pop(off)
-        v = _load_z(p, r_off + off, 1, name)[0]
-        if 2 * k <= off < 4 * k:
-            hbar[off] = v
+
+class Combination:
+    """A parent's combination U = (L_0 | Hbar_lo) + Hbar - (-1)^t M over R, reached through a
+    pointer (Z or Y) at R+r_off: L_0 at R[0..k), Hbar at R[2k..4k); U goes to R[k..3k) and
+    Hbar_hi + (d, f) to R[3k..4k), or each result byte i (k <= i < 4k) to out(i, reg).  M's bytes
+    arrive in order through feed(i, reg); they are taken in chunks of w bytes, the two carry
+    chains' carries parked in registers in between (ROL saves, LSR restores), so only M's pending
+    bytes and one chunk are live at a time.
+
+    sign says how M's sign is applied: "branch" (t is tested in the T flag: the whole combination
+    is a signed arm, added or subtracted, with no masking), "signed" (the same inside an arm the
+    caller has opened), "mask" (t is the 0x00/0xFF mask: (M xor t) + (t & 1)) or "premasked" (M's
+    bytes come XORed already and t is in the T flag).  A node with an addend (see
+    emit_node_addend) hands over X_1 = L_0 + E_1 in place of L_0 at R[x_lo..x_lo+k) and a carry
+    byte (0 or 1) at carry_k that belongs at U's byte k: a third chain adds it there and joins the
+    others' carries."""
+
+    def __init__(self, p: VProgram, k: int, t: V | None, zero: V, sign: str, w: int = 4,
+                 ptr: str = "Z", r_off: int = 0, x_lo: int = 0, carry_k: Mem | None = None,
+                 out=None) -> None:
+        self.p, self.k, self.t, self.zero, self.sign, self.w = p, k, t, zero, sign, w
+        self.ptr, self.r_off, self.x_lo, self.carry_k, self.out = ptr, r_off, x_lo, carry_k, out
+        self.pending: list[tuple[int, V]] = []
+        # Hbar_lo[i] is y_i and later x_{k+i}; Hbar_hi[i] is y_{k+i} and later a top byte: each
+        # is loaded once (the allocator reloads it for free if it must make room).
+        self.hbar: dict[int, V] = {}
+
+    def start(self) -> None:
+        p = self.p
+        p.phase(f"combine: U = (L_0 | Hbar_lo) + Hbar -/+ M, {2 * self.k} bytes in chunks of "
+                f"{self.w}")
+        self.c1, self.c2 = p.v("c1"), p.v("c2")
+        p.clr(self.c1)
+        p.clr(self.c2)
+        self.c3 = None
+        if self.carry_k is not None:
+            self.c3 = p.v("c3")
+            p.ldd(self.c3, self.carry_k, comment="carry of the node's addend, at U's byte k")
+        if self.sign == "branch":
+            p.bst(self.t, 0, comment="T = t: add M")
+            p.arm_begin()
+        elif self.sign == "premasked":
+            p.bld(self.c2, 0, comment="C of M's chain starts as t (M came masked, T = t)")
+        elif self.sign == "mask":
+            p.com(self.t, comment="t = 0xFF now means: subtract M")
+
+    def _load(self, off: int, name: str) -> V:
+        if off in self.hbar:
+            return self.hbar.pop(off)
+        v = self.p.v(name)
+        self.p.ldd(v, Mem(self.ptr, disp=self.r_off + off), comment=f"{name}[{off}]")
+        if 2 * self.k <= off < 4 * self.k:
+            self.hbar[off] = v
         return v
 
-    for j in range(0, 2 * k, w):
-        idx = range(j, min(j + w, 2 * k))
-        u = [load(x_lo + i if i < k else k + i, "x") for i in idx]
-        if j:
-            p.lsr(c1)
+    def _emit(self, i: int, reg: V) -> None:
+        if self.out is None:
+            self.p.std(Mem(self.ptr, disp=self.r_off + i), reg, comment=f"r[{i}]")
+        else:
+            self.out(i, reg)
+
+    def feed(self, i: int, m: V) -> None:
+        """M's byte i (in order); a full chunk is added at once."""
+        self.pending.append((i, m))
+        if len(self.pending) == self.w or i == 2 * self.k - 1:
+            self._chunk()
+
+    def _chunk(self) -> None:
+        p, k, zero = self.p, self.k, self.zero
+        idx = [i for i, _ in self.pending]
+        ms = [m for _, m in self.pending]
+        self.pending = []
+        first = idx[0] == 0
+        u = [self._load(self.x_lo + i if i < k else k + i, "x") for i in idx]
+        if not first:
+            p.lsr(self.c1)
         for n, i in enumerate(idx):
-            p.emit("adc" if j or n else "add", u[n], load(2 * k + i, "hb"))
-        p.rol(c1)
-        if c3 is not None and idx[-1] >= k:
-            p.lsr(c3)
+            p.emit("add" if first and not n else "adc", u[n], self._load(2 * k + i, "hb"))
+        p.rol(self.c1)
+        if self.c3 is not None and idx[-1] >= k:
+            p.lsr(self.c3)
             for n, i in enumerate(idx):
                 if i >= k:
                     p.adc(u[n], zero)
-            p.rol(c3)
-        ms = [m_byte(i) for i in idx]
-        if not branched and not premasked:
+            p.rol(self.c3)
+        if self.sign == "mask":
             for mv in ms:
-                p.eor(mv, t)
-        if j or premasked:
-            p.lsr(c2)
-        elif not branched:
-            p.cp(zero, t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
+                p.eor(mv, self.t)
+        if not first or self.sign == "premasked":
+            p.lsr(self.c2)
+        elif self.sign == "mask":
+            p.cp(zero, self.t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
+        signed = self.sign in ("branch", "signed")
         for n in range(len(idx)):
-            if branched:
-                p.signed("adc" if j or n else "add", u[n], ms[n])
+            op = "add" if first and not n and signed else "adc"
+            if signed:
+                p.signed(op, u[n], ms[n])
             else:
                 p.adc(u[n], ms[n])
-        p.rol(c2)
-        _store_z(p, r_off + k + j, u, "r")
-    p.phase("top bytes: Hbar_hi + (d, f)")
-    if c3 is not None:
-        p.add(c1, c3, comment="the third chain's carry joins the first's")
-    if branched:
-        f = p.v("f")
-        p.signed("add", c1, c2, comment="d = carries - borrows (or + carries)")
-        p.sbc(f, f, comment="f = sign of d")
-        p.arm_end()
-    else:
-        if premasked:
-            t = p.v("t")
-            p.clr(t)
-            p.bld(t, 0)
-            p.neg(t, comment="t = 0xFF: M was subtracted")
-        p.add(c1, c2)
-        p.add(c1, t, comment="d = carries + sign extension")
-        p.adc(t, zero, comment="f = sign of d")
-        f = t
-    top = [load(3 * k + i, "hb") for i in range(k)]
-    emit_ripple(p, top, c1, f)
-    _store_z(p, r_off + 3 * k, top, "r")
+        p.rol(self.c2)
+        for n, i in enumerate(idx):
+            self._emit(k + i, u[n])
+
+    def finish(self) -> None:
+        p, k, zero = self.p, self.k, self.zero
+        p.phase("top bytes: Hbar_hi + (d, f)")
+        c1, c2 = self.c1, self.c2
+        if self.c3 is not None:
+            p.add(c1, self.c3, comment="the third chain's carry joins the first's")
+        if self.sign in ("branch", "signed"):
+            f = p.v("f")
+            p.signed("add", c1, c2, comment="d = carries - borrows (or + carries)")
+            p.sbc(f, f, comment="f = sign of d")
+            if self.sign == "branch":
+                p.arm_end()
+        else:
+            t = self.t
+            if self.sign == "premasked":
+                t = p.v("t")
+                p.clr(t)
+                p.bld(t, 0)
+                p.neg(t, comment="t = 0xFF: M was subtracted")
+            p.add(c1, c2)
+            p.add(c1, t, comment="d = carries + sign extension")
+            p.adc(t, zero, comment="f = sign of d")
+            f = t
+        top = [self._load(3 * k + i, "hb") for i in range(k)]
+        emit_ripple(p, top, c1, f)
+        for i, v in enumerate(top):
+            self._emit(3 * k + i, v)
+
+
+def emit_combine(p: VProgram, k: int, m_byte, t: V | None, zero: V, variant: str, w: int = 4,
+                 **where) -> None:
+    """The whole combination of a parent whose M's byte i is m_byte(i) (see Combination; t None:
+    branch-free with M premasked)."""
+    sign = "branch" if variant == "branched" else "mask" if t is not None else "premasked"
+    c = Combination(p, k, t, zero, sign, w, **where)
+    c.start()
+    for i in range(2 * k):
+        c.feed(i, m_byte(i))
+    c.finish()
 
 
 def emit_node_addend(p: VProgram, low: list[V], e_off: int, out_off: int, zero: V) -> None:
@@ -629,11 +731,13 @@ def _run_base(p: Program, spill: list[Mem], variant: str, *args, labels: Program
     parent = bool(kw.get("parent"))
     _run_best(p, spill, variant, scratch, args[0],
               lambda vp, v, **opts: emit_base(vp, *args, variant=v, **opts, **kw), labels,
-              addend=kw.get("addend") is not None, parent=parent)
+              addend=kw.get("addend") is not None, parent=parent,
+              keep_scratch=kw.get("outer") is not None)
 
 
 def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, emit,
-              labels: Program | None = None, addend: bool = True, parent: bool = False) -> None:
+              labels: Program | None = None, addend: bool = True, parent: bool = False,
+              keep_scratch: bool = False) -> None:
     """Emit a block in its cheapest form; emit(vp, variant, **options) takes emit_base's options.
     Tried: spilling into the frame's scratch or not, an extra Karatsuba level inside the register
     products of 7 bytes and more or not, the row-wise block for products longer than ROWS_UPTO bytes or product scanning for
@@ -654,7 +758,7 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
         # (A zero register pair and an inner Karatsuba level for products under 7 bytes never
         # won at any size, so they are not tried.)
         options = {
-            "scratch": sorted({scratch, 0}),
+            "scratch": [scratch] if keep_scratch else sorted({scratch, 0}),
             "karatsuba_from": [0] + ([(m + 1) // 2] if (m + 1) // 2 >= 7 else []),
             "rows_upto": rows,
             "fold_e1": (False, True) if addend else (False,),
@@ -709,12 +813,14 @@ def _z_slots(lo: int, hi: int) -> list[Mem]:
 def emit_mul_node(
     p: Program, n: int, levels: int, a: Loc, b: Loc, out: Loc, frame: Frame, variant: str,
     addend: Loc | None = None, entry: bool = False, z_at: Loc | None = None,
+    outer: OuterCombine | None = None,
 ) -> Loc | None:
     """out[0..2n) = a[0..n) * b[0..n) with `levels` Karatsuba levels (1 = a base in registers),
     plus the n bytes at `addend` (two levels only: see emit_node_addend), which lie below out
     within 63 - 2n bytes and are free once added.  entry: this node starts the routine (the
-    argument pointers are still in their registers); z_at: where Z points before the node.
-    Returns where Z points after it."""
+    argument pointers are still in their registers); z_at: where Z points before the node;
+    outer (two levels): the node's result feeds the parent's combination (emit_fused_combine)
+    instead of going to out.  Returns where Z points after it."""
     k = n // 2
     node = None
     if addend is not None:
@@ -750,7 +856,7 @@ def emit_mul_node(
         spill = _z_slots(1, node.r_off) if node else _z_slots(k, 2 * k)
         set_pointers(p, z_at=z_at, X=b, Y=a, Z=addend or out)
         _run_base(p, spill, variant, k, Src(absdiff=True), Src(absdiff=True), parent=True,
-                  scratch=SCRATCH, node=node)
+                  scratch=SCRATCH, node=node, outer=outer)
         return addend or out
     # The M child is a memory level too: |A_l - A_h|, |B_l - B_h| and t go to the frame.
     diffs = frame.alloc(1 + 2 * k)
@@ -759,6 +865,11 @@ def emit_mul_node(
     emit_mem_absdiffs(vp, k)
     _run_block(p, vp, [])
     prod = frame.alloc(2 * k)
+    if levels == 3 and out.base == "r":  # the M child feeds this combination directly
+        emit_mul_node(p, k, 2, diffs + 1, diffs + 1 + k, prod, frame, variant, z_at=diffs,
+                      outer=OuterCombine(k=k, r_off=out.off, t_slot=diffs.off))
+        frame.free(diffs)
+        return None
     z_at = emit_mul_node(p, k, levels - 1, diffs + 1, diffs + 1 + k, prod, frame, variant,
                          z_at=diffs)
     set_pointers(p, z_at=z_at, Y=diffs, Z=out)
