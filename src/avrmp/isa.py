@@ -150,7 +150,7 @@ class Instr:
 
     @staticmethod
     def make(mnemonic: str, *operands: object, comment: str = "") -> Instr:
-        reads, writes = _checked(mnemonic, operands)
+        reads, writes = instr_effects(mnemonic, operands)
         return Instr(mnemonic, operands, comment, reads, writes)
 
     # --- facts ---
@@ -207,7 +207,7 @@ class Instr:
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _checked(mnemonic: str, operands: tuple) -> tuple[frozenset[int], frozenset[int]]:
+def instr_effects(mnemonic: str, operands: tuple) -> tuple[frozenset[int], frozenset[int]]:
     """Check an instruction's operands (IsaError if the AVR cannot encode it) and return the
     registers it reads and writes.  Cached: generators emit the same instructions many times."""
     if mnemonic not in _SPEC:

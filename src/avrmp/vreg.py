@@ -16,7 +16,7 @@ import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from .isa import _SPEC, Instr, IsaError, Mem, _checked
+from .isa import _SPEC, Instr, IsaError, Mem, instr_effects
 from .program import Comment, Emitter, Label, Program
 
 
@@ -381,7 +381,7 @@ def allocate(
             )
             stored = it.operands[1] if it.mnemonic == "std" else None
             if not (isinstance(stored, V) and st.clean.get(stored.id) == it.operands[0]):
-                written = _checked(it.mnemonic, ops)[1]
+                written = instr_effects(it.mnemonic, ops)[1]
                 moved = {p for p, (lo, hi) in _PTRS.items() if lo in written or hi in written}
                 if moved:
                     rescue(moved, pos, pinned)
