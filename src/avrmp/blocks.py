@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from .program import PointerWindow, Program
+from .program import Mem, PointerWindow, Program
 
 PRODUCT_MAX = 0xFF * 0xFF
 
@@ -347,6 +347,19 @@ def emit_add_chain(p, dst: Sequence, src: Sequence, zero, carry_in: bool = False
     for i, d in enumerate(dst):
         first = i == 0 and not carry_in
         p.emit("add" if first else "adc", d, src[i] if i < len(src) else zero)
+
+
+def emit_ripple_mem(p, ptr: str, n: int, src, first_src=None, carry_in: bool = False,
+                    name: str = "R") -> None:
+    """The n bytes at ptr += src (one register for every byte, first_src for byte 0) in one
+    carry chain, byte by byte: LD, ADC, ST with post-increment, which leave the carry alone, so
+    nothing is parked and no pointer is adjusted (ptr ends n bytes further on)."""
+    for q in range(n):
+        v = p.v("h")
+        p.ld(v, Mem(ptr), comment=f"{name}[{q}]")
+        op = "adc" if q or carry_in else "add"
+        p.emit(op, v, first_src if q == 0 and first_src is not None else src)
+        p.st(Mem(ptr, "+"), v)
 
 
 def emit_product(p, a: Sequence, b: Sequence, zero, addend: Sequence = (), zero_hi=None) -> list:

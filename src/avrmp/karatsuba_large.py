@@ -24,6 +24,7 @@ from __future__ import annotations
 from functools import cache
 
 from .abi import _argument_moves
+from .blocks import emit_ripple_mem
 from .errors import AvrmpError
 from .karatsuba import _set_sp_atomic
 from .kernel import Kernel
@@ -117,90 +118,56 @@ def _call(p: Program, label: str, far: bool) -> None:
 # --- memory passes (straight-line, over virtual registers) -----------------------------------------
 
 
-def _pass_hbar(k: int, w: int = 8) -> VProgram:
-    """Hbar = H + L_1: X streams L_1 (k bytes), Z walks H (2k bytes) read and written in chunks."""
+def _pass_hbar(k: int) -> VProgram:
+    """Hbar = H + L_1 in place: X streams L_1 (k bytes), Z walks H (2k bytes), one carry chain."""
     p = VProgram()
-    p.phase(f"Hbar = H + L_1 ({k} bytes into {2 * k}, carry parked between chunks)")
-    zero, c = p.v("zero"), p.v("c")
+    p.phase(f"Hbar = H + L_1 ({k} bytes into {2 * k}, one carry chain)")
+    zero = p.v("zero")
     p.clr(zero)
-    p.clr(c)
-    for j in range(0, 2 * k, w):
-        cols = range(j, min(j + w, 2 * k))
-        ls = []
-        for col in cols:
-            if col < k:
-                lv = p.v("l")
-                p.ld(lv, Mem("X", "+"), comment=f"L_1[{col}]")
-                ls.append(lv)
-            else:
-                ls.append(zero)
-        hs = []
-        for q, col in enumerate(cols):
-            hv = p.v("h")
-            p.ldd(hv, Mem("Z", disp=q), comment=f"H[{col}]")
-            hs.append(hv)
-        if j:
-            p.lsr(c)
-        for q, col in enumerate(cols):
-            p.emit("adc" if col else "add", hs[q], ls[q])
-        if j + w < 2 * k:
-            p.rol(c)
-        for q, hv in enumerate(hs):
-            p.std(Mem("Z", disp=q), hv)
-        if j + w < 2 * k:
-            p.adiw(30, len(cols))
+    for col in range(k):
+        lv, hv = p.v("l"), p.v("h")
+        p.ld(lv, Mem("X", "+"), comment=f"L_1[{col}]")
+        p.ld(hv, Mem("Z"), comment=f"H[{col}]")
+        p.emit("adc" if col else "add", hv, lv)
+        p.st(Mem("Z", "+"), hv)
+    emit_ripple_mem(p, "Z", k, zero, carry_in=True, name="H_hi")
     return p
 
 
-def emit_sub_absdiff(p: VProgram, k: int, name: str, w: int = 8) -> object:
-    """X -> S_l, Y -> S_h, Z -> D (k bytes each).  D = S_l - S_h (Z advanced by k), then D is
-    conditionally negated walking back down with -Z.  Returns the mask V (0xFF when S_l < S_h)."""
-    zero, c = p.v("zero"), p.v("c")
-    p.clr(zero)
-    p.clr(c)
-    p.phase(f"D = {name}_l - {name}_h ({k} bytes)")
-    for j in range(0, k, w):
-        cols = range(j, min(j + w, k))
-        xs = []
-        for col in cols:
-            v = p.v("x")
-            p.ld(v, Mem("X", "+"), comment=f"{name}[{col}]")
-            xs.append(v)
-        if j:
-            p.lsr(c)
-        for q, col in enumerate(cols):
-            y = p.v("y")
-            p.ld(y, Mem("Y", "+"), comment=f"{name}[{k + col}]")
-            p.emit("sbc" if col else "sub", xs[q], y)
-        p.rol(c)
-        for v in xs:
-            p.st(Mem("Z", "+"), v)
+ABSDIFF_KEPT = 18  # leading bytes of D held in registers between its two chains
+
+
+def emit_sub_absdiff(p: VProgram, k: int, name: str) -> object:
+    """X -> S_l, Y -> S_h, Z -> D (k bytes each).  D = S_l - S_h in one borrow chain (LD and ST
+    leave the carry alone), then D = (D xor mask) - mask in a second one.  D's first
+    ABSDIFF_KEPT bytes stay in registers between the chains: neither stored nor reloaded.  Z ends
+    at D + k.  Returns the mask V (0xFF when S_l < S_h)."""
+    keep = min(ABSDIFF_KEPT, k)
+    p.phase(f"D = {name}_l - {name}_h ({k} bytes, the first {keep} kept in registers)")
+    _add(p, 30, keep)  # Z -> D + keep, where the stored bytes start
+    kept = []
+    for col in range(k):
+        x, y = p.v("x"), p.v("y")
+        p.ld(x, Mem("X", "+"), comment=f"{name}[{col}]")
+        p.ld(y, Mem("Y", "+"), comment=f"{name}[{k + col}]")
+        p.emit("sbc" if col else "sub", x, y)
+        if col < keep:
+            kept.append(x)
+        else:
+            p.st(Mem("Z", "+"), x)
     mask = p.v("mask")
-    p.clr(mask)
-    p.sub(mask, c, comment="mask = 0xFF when the subtraction borrowed")
-    p.phase(f"D = (D xor mask) - mask, walking back ({k} bytes)")
-    c2 = p.v("c2")
-    p.clr(c2)
-    # Top-down is wrong for a borrow chain: go bottom-up again with the pointer moved back.
+    p.sbc(mask, mask, comment="mask = 0xFF when the subtraction borrowed")
     _add(p, 30, -k)
-    for j in range(0, k, w):
-        cols = range(j, min(j + w, k))
-        ds = []
-        for q in range(len(cols)):
-            v = p.v("d")
-            p.ldd(v, Mem("Z", disp=q))
-            p.eor(v, mask)
-            ds.append(v)
-        if j:
-            p.lsr(c2)
-        for q, col in enumerate(cols):
-            p.emit("sbc" if col else "sub", ds[q], mask)
-        if j + w < k:
-            p.rol(c2)
-        for q, v in enumerate(ds):
-            p.std(Mem("Z", disp=q), v)
-        if j + w < k:
-            p.adiw(30, len(cols))
+    p.phase(f"D = (D xor mask) - mask ({k} bytes)")
+    for col in range(k):
+        if col < keep:
+            x = kept[col]
+        else:
+            x = p.v("d")
+            p.ld(x, Mem("Z"))
+        p.eor(x, mask)
+        p.emit("sbc" if col else "sub", x, mask)
+        p.st(Mem("Z", "+"), x)
     return mask
 
 
@@ -283,25 +250,7 @@ def _pass_combine(k: int, subtract_only: bool, w: int = 8) -> VProgram:
         p.add(c1, t, comment="d = carries + sign extension")
         p.mov(f, zero)
         p.adc(f, t, comment="f = sign of d")
-    c3 = p.v("c3")
-    p.clr(c3)
-    for j in range(0, k, w):
-        cols = range(j, min(j + w, k))
-        hs = []
-        for q in range(len(cols)):
-            v = p.v("h")
-            p.ldd(v, Mem("Y", disp=q))
-            hs.append(v)
-        if j:
-            p.lsr(c3)
-        for q, col in enumerate(cols):
-            p.emit("adc" if col else "add", hs[q], c1 if col == 0 else f)
-        if j + w < k:
-            p.rol(c3)
-        for q, v in enumerate(hs):
-            p.std(Mem("Y", disp=q), v)
-        if j + w < k:
-            p.adiw(28, len(cols))
+    emit_ripple_mem(p, "Y", k, f, first_src=c1, name="Hbar_hi")
     return p
 
 

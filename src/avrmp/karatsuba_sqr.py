@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
-from .blocks import emit_abs_diff, emit_square, move_pointer
+from .blocks import emit_abs_diff, emit_ripple_mem, emit_square, move_pointer
 from .errors import AvrmpError
 from .karatsuba import (
     ARG_SLOT,
@@ -559,12 +559,5 @@ def level_combine(k: int, w: int = 8) -> VProgram:
     p.add(d, c_hbar)
     p.sub(d, carry["cm"], comment="d = Hbar_lo's carry + U's carries - borrow (-1..3)")
     p.sbc(f, f, comment="f = sign of d")
-    p.clr(carry["ch"])  # Hbar's chain is done: its register parks the ripple's carry
-    for j in range(0, k, w):
-        n = min(w, k - j)
-        top = load("Y", n, "H", k + j)
-        chain("ch", top, [d] + [f] * (n - 1) if j == 0 else f, j == 0, j + n == k)
-        store("Y", top, "R", 3 * k + j)
-        if j + n < k:
-            p.adiw(28, n)
+    emit_ripple_mem(p, "Y", k, f, first_src=d, name="H_hi")
     return p
