@@ -45,10 +45,10 @@ def sweep(fw: Firmware, call: Call, top: int | None = None) -> tuple[Measurement
     return base, run_batch(fw, calls, stack_top=top)
 
 
-def karatsuba_firmware(bits: int, levels: int, variant: str, tmp: Path,
-                       drop_cli: bool = False) -> tuple[Firmware, int]:
+def karatsuba_firmware(bits: int, levels: int | None, variant: str, tmp: Path,
+                       drop_cli: bool = False, op: str = "mul") -> tuple[Firmware, int]:
     """The routine's firmware and the stack top that makes its frame cross a page boundary."""
-    spec = Spec("mul", bits, "karatsuba", variant=variant, levels=levels)
+    spec = Spec(op, bits, "karatsuba", variant=variant, levels=levels)
     routine = generate(spec)
     asm, _ = write_routine(routine, tmp)
     if drop_cli:
@@ -103,6 +103,24 @@ def test_karatsuba_survives_interrupt_at_every_boundary(bits, levels, variant, t
     # An interrupt does not change the routine's own path.
     if variant == "branchfree":
         assert {m.pc_digest for m in ms} == {base.pc_digest}
+
+
+def test_large_squaring_survives_interrupt_at_every_boundary(tmp_path) -> None:
+    """512-bit squaring: a memory level as a subroutine that reserves the frames of its call chain
+    once, a leaf that works in that reserved frame and leaves its top bytes to the caller, and
+    the leaf's (d, f) for M pushed and popped around the combination."""
+    fw, top = karatsuba_firmware(512, None, "branchfree", tmp_path, op="sqr")
+    a = random.Random(512).randbytes(64)
+    expected = oracle("sqr", 64, (a,))
+    base, ms = sweep(fw, Call((a,), 128), top)
+    assert base.result == expected
+    assert base.stack_depth > 100  # the level's frame and the leaf's, reserved once
+    bad = [k for k, m in enumerate(ms, start=1)
+           if not (m.error is None and m.irq_taken and m.result == expected and m.callee_saved_ok
+                   and m.r1_zero and m.sp_ok and not m.bad_writes and m.inputs_unmodified
+                   and sp_in_frame(m, base, top))]
+    assert not bad, f"{len(bad)} of {len(ms)} interrupt positions break the routine: {bad[:5]}"
+    assert {m.pc_digest for m in ms} == {base.pc_digest}
 
 
 def sp_writes_atomic(asm: str) -> list[str]:

@@ -650,8 +650,9 @@ class Frame:
     """Stack frame of a multi-level routine: the three entry pointers, then temporaries handed out
     and returned in stack order."""
 
-    def __init__(self) -> None:
-        self.top = self.size = SCRATCH_OFF + SCRATCH
+    def __init__(self, origin: int = 0) -> None:
+        self.origin = origin  # bytes above SP+1 where the frame starts (see frame_reader)
+        self.top = self.size = origin + SCRATCH_OFF + SCRATCH
 
     def alloc(self, nbytes: int) -> Loc:
         loc = Loc("frame", self.top)
@@ -674,11 +675,13 @@ def _add_const(p: Program, lo: int, value: int) -> None:
         p.sbci(lo + 1, neg >> 8)
 
 
-def set_pointers(p: Program, entry: bool = False, z_at: Loc | None = None, **locs: Loc) -> None:
+def set_pointers(p: Program, entry: bool = False, z_at: Loc | None = None, origin: int = 0,
+                 **locs: Loc) -> None:
     """Point X/Y/Z at the given locations, reading saved argument pointers through a pointer set
     to SP (Z, or Y when Z already points where it should: z_at is where Z points now); at the
     routine's entry (entry true) the argument pointers are still where avr-gcc passed them, and a
-    MOVW each suffices."""
+    MOVW each suffices.  origin: the frame starts that many bytes above SP+1 (a frame reserved by
+    a caller, see frame_reader)."""
     if entry and all(loc.base in ARG_REGS for loc in locs.values()):
         for ptr, loc in locs.items():
             p.movw(PTR_LO[ptr], ARG_REGS[loc.base], comment=f"{ptr} = {loc.base}")
@@ -697,8 +700,7 @@ def set_pointers(p: Program, entry: bool = False, z_at: Loc | None = None, **loc
     else:
         reader = "Z"
     rlo = PTR_LO[reader]
-    p.in_(rlo, 0x3D, comment=f"{reader} = SP: the frame is at {reader}+1")
-    p.in_(rlo + 1, 0x3E)
+    shift = frame_reader(p, rlo, origin)
     order = [r for r in ("X", "Y", "Z") if r in locs and r != reader]
     order += [reader] if reader in locs else []
     for ptr in order:
@@ -706,9 +708,9 @@ def set_pointers(p: Program, entry: bool = False, z_at: Loc | None = None, **loc
         if loc.base == "frame":
             if ptr != reader:
                 p.movw(lo, rlo)
-            _add_const(p, lo, 1 + loc.off)
+            _add_const(p, lo, 1 + shift - origin + loc.off)  # frame offsets include the origin
             continue
-        slot = 1 + ARG_SLOT[loc.base]
+        slot = 1 + shift + ARG_SLOT[loc.base]
         if ptr == reader:
             p.ldd(0, Mem(reader, disp=slot))
             p.ldd(lo + 1, Mem(reader, disp=slot + 1))
@@ -719,6 +721,17 @@ def set_pointers(p: Program, entry: bool = False, z_at: Loc | None = None, **loc
         _add_const(p, lo, loc.off)
     if z_delta is not None:
         _add_const(p, 30, z_delta & 0xFFFF)
+
+
+def frame_reader(p: Program, lo: int, origin: int = 0) -> int:
+    """The pair at lo = SP, plus the frame's origin when its pointer slots would otherwise lie
+    beyond LDD's reach; returns the displacement still to add (the frame is at pair+1+that)."""
+    p.in_(lo, 0x3D, comment="SP: the frame is above it")
+    p.in_(lo + 1, 0x3E)
+    if 1 + origin + SCRATCH_OFF <= 63:
+        return origin
+    _add_const(p, lo, origin)
+    return 0
 
 
 def _run_block(p: Program, vp: VProgram, spill: list[Mem]) -> None:

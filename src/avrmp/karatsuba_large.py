@@ -34,6 +34,7 @@ from .vreg import VProgram, allocate
 
 LEAF_MAX = 32  # fixed-size routines exist up to 32 bytes (256 bits)
 POOL = [*range(2, 24)]  # r24:r25 and r0:r1 hold parked pointers in the memory passes
+ABSDIFF_POOL = [*range(0, 26)]  # no pointer is parked while the differences are formed
 FRAME_PTRS = 6
 
 
@@ -134,7 +135,7 @@ def _pass_hbar(k: int) -> VProgram:
     return p
 
 
-ABSDIFF_KEPT = 18  # leading bytes of D held in registers between its two chains
+ABSDIFF_KEPT = 23  # leading bytes of D held in registers between its two chains
 
 
 def emit_sub_absdiff(p: VProgram, k: int, name: str) -> object:
@@ -254,6 +255,15 @@ def _pass_combine(k: int, subtract_only: bool, w: int = 8) -> VProgram:
     return p
 
 
+def _ripple_child_top(p: Program, nbytes: int) -> None:
+    """Finish a child's top bytes it left (karatsuba_sqr.emit_top_deferred): Z points at them,
+    (d, f) in r24:r25."""
+    if nbytes:
+        vp = VProgram()
+        emit_ripple_mem(vp, "Z", nbytes, 25, first_src=24, name="child top")
+        _run(p, vp)
+
+
 # --- the routine -----------------------------------------------------------------------------------
 
 
@@ -271,86 +281,108 @@ def _layout(n: int, op: str) -> dict[str, int]:
     return lay
 
 
-def _run(p: Program, vp: VProgram) -> None:
-    allocate(vp, POOL, p)
+def _run(p: Program, vp: VProgram, pool: list[int] = POOL) -> None:
+    allocate(vp, pool, p)
 
 
-def emit_level(p: Program, n: int, op: str, child: str, far: bool) -> int:
-    """The memory level for n bytes as a subroutine body (label already placed); returns its frame
-    size."""
-    from .karatsuba import Loc, set_pointers
+def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
+               alloc: int = 0, child_top: int = 0) -> None:
+    """The memory level for n bytes as a subroutine body (label already placed).  Its frame lies
+    `origin` bytes above SP+1; alloc: this is the top level, which reserves that many bytes (the
+    frames of the whole call chain, see build) on entry and releases them on return, and is the
+    only level that finishes its own top bytes (a squaring level below it leaves them to its
+    caller, karatsuba_sqr.emit_top_deferred).  child_top: the child does that: this level
+    ripples the child's top bytes after L and H and folds M's into its combination."""
+    from .karatsuba import Loc, frame_reader, set_pointers
 
     k = n // 2
-    lay = _layout(n, op)
-    size = lay["size"]
+    lay = {name: origin + off for name, off in _layout(n, op).items()}
     mul = op == "mul"
-    p.phase(f"{8 * n}-bit Karatsuba level: frame of {size} bytes (pointers, differences, M)")
+    own = lay["size"] - origin
+    below = f", under it {alloc - own} bytes for the routines it calls" if alloc else ""
+    p.phase(f"{8 * n}-bit Karatsuba level: frame of {own} bytes (pointers, differences, M){below}")
     p.in_(28, 0x3D)
     p.in_(29, 0x3E)
-    _add(p, 28, -size)
-    _set_sp_atomic(p)
+    if alloc:
+        _add(p, 28, -alloc)
+        _set_sp_atomic(p)
+    if 1 + origin + FRAME_PTRS > 63:
+        _add(p, 28, origin)
+        slots = 0
+    else:
+        slots = origin
     names = ("r", "a", "b") if mul else ("r", "a")
     for i, (name, lo) in enumerate(zip(names, (24, 22, 20))):
-        p.std(Mem("Y", disp=1 + 2 * i), lo, comment=f"save pointer {name}")
-        p.std(Mem("Y", disp=2 + 2 * i), lo + 1)
+        p.std(Mem("Y", disp=1 + slots + 2 * i), lo, comment=f"save pointer {name}")
+        p.std(Mem("Y", disp=2 + slots + 2 * i), lo + 1)
     p.comment(f"=== L = A_l {'* B_l' if mul else '^2'} ({8 * k} bits) ===")
     _call(p, child, far)
+    _ripple_child_top(p, child_top)
     p.comment(f"=== H = A_h {'* B_h' if mul else '^2'} ===")
-    _sp_to_z(p)
-    _ptr_to(p, 24, 1, 2 * k)
-    _ptr_to(p, 22, 3, k)
+    shift = frame_reader(p, 30, origin)
+    _ptr_to(p, 24, 1 + shift, 2 * k)
+    _ptr_to(p, 22, 3 + shift, k)
     if mul:
-        _ptr_to(p, 20, 5, k)
+        _ptr_to(p, 20, 5 + shift, k)
     _call(p, child, far)
+    _ripple_child_top(p, child_top)
     if mul:  # squaring adds L_1 in its combination (karatsuba_sqr.level_combine)
-        set_pointers(p, X=Loc("r", k), Z=Loc("r", 2 * k))
+        set_pointers(p, origin=origin, X=Loc("r", k), Z=Loc("r", 2 * k))
         _run(p, _pass_hbar(k))
     vp = VProgram()
-    set_pointers(vp, X=Loc("a"), Y=Loc("a", k), Z=Loc("frame", lay["da"]))
+    set_pointers(vp, origin=origin, X=Loc("a"), Y=Loc("a", k), Z=Loc("frame", lay["da"]))
     mask = emit_sub_absdiff(vp, k, "A")
     if mul:
-        set_pointers(vp, X=Loc("b"), Y=Loc("b", k), Z=Loc("frame", lay["db"]))
+        set_pointers(vp, origin=origin, X=Loc("b"), Y=Loc("b", k), Z=Loc("frame", lay["db"]))
         mask_b = emit_sub_absdiff(vp, k, "B")
         vp.eor(mask, mask_b, comment="t = sign(A_l - A_h) xor sign(B_l - B_h)")
-        set_pointers(vp, Z=Loc("frame", lay["t"]))
+        set_pointers(vp, origin=origin, Z=Loc("frame", lay["t"]))
         vp.st(Mem("Z"), mask, comment="t, just below M")
-    _run(p, vp)
+    _run(p, vp, ABSDIFF_POOL)
     p.comment(f"=== M = |A_l - A_h|{' * |B_l - B_h|' if mul else '^2'} into the frame ===")
-    _sp_to_z(p)
-    _frame_ptr(p, 24, lay["m"])
-    _frame_ptr(p, 22, lay["da"])
+    shift = frame_reader(p, 30, origin)
+    _frame_ptr(p, 24, lay["m"] - origin + shift)
+    _frame_ptr(p, 22, lay["da"] - origin + shift)
     if mul:
-        _frame_ptr(p, 20, lay["db"])
+        _frame_ptr(p, 20, lay["db"] - origin + shift)
     _call(p, child, far)
-    _sp_to_z(p)
-    p.ldd(24, Mem("Z", disp=1))
-    p.ldd(25, Mem("Z", disp=2))
-    set_pointers(p, X=Loc("frame", lay["t"] if mul else lay["m"]), Y=Loc("r", k),
-                 Z=Loc("r", 2 * k))
+    if child_top:
+        p.push(24, comment="M's (d, f), for the combination")
+        p.push(25)
+        origin += 2  # SP has moved down by the two bytes: the frame is further above it
+        lay = {name: off + 2 for name, off in lay.items()}
+    shift = frame_reader(p, 30, origin)
+    p.ldd(24, Mem("Z", disp=1 + shift))
+    p.ldd(25, Mem("Z", disp=2 + shift))
+    set_pointers(p, origin=origin, X=Loc("frame", lay["t"] if mul else lay["m"]),
+                 Y=Loc("r", k), Z=Loc("r", 2 * k))
     if mul:
         _run(p, _pass_combine(k, subtract_only=False))
     else:
         from .karatsuba_sqr import level_combine
 
-        _run(p, level_combine(k))
-    p.phase("release the frame")
-    p.in_(28, 0x3D)
-    p.in_(29, 0x3E)
-    _add(p, 28, size)
-    _set_sp_atomic(p)
+        _run(p, level_combine(k, m_deferred=bool(child_top), defer=not alloc))
+    if alloc:
+        p.phase("release the frames")
+        p.in_(28, 0x3D)
+        p.in_(29, 0x3E)
+        _add(p, 28, alloc)
+        _set_sp_atomic(p)
     p.ret()
-    return size
 
 
 @cache
-def leaf_kernel(op: str, nbytes: int, variant: str) -> Kernel:
+def leaf_kernel(op: str, nbytes: int, variant: str, origin: int = 0) -> Kernel:
+    """The fixed-size routine under the levels.  A squaring leaf's frame is reserved by the top
+    level, `origin` bytes above the leaf's SP+1 (Kernel.caller_frame); a multiplication leaf
+    allocates its own."""
     if op == "mul":
         from .karatsuba import karatsuba_mul
 
         return karatsuba_mul(Spec("mul", 8 * nbytes, "karatsuba", variant=variant))
     from .karatsuba_sqr import best_fixed, build_fixed
 
-    return build_fixed(nbytes, *best_fixed(nbytes))
+    return build_fixed(nbytes, *best_fixed(nbytes), origin=origin, defer_top=True)
 
 
 def level_options(n: int, op: str = "mul") -> list[int]:
@@ -373,7 +405,16 @@ def level_options(n: int, op: str = "mul") -> list[int]:
 
 def build(n: int, op: str, levels: int, variant: str, far: bool | None = None) -> Kernel:
     leaf = n >> levels
-    kern = leaf_kernel(op, leaf, variant)
+    # One frame for the whole call chain, reserved by the top level: from SP+1 up, the leaf's,
+    # then each level's from the deepest up.  A routine i calls deep sees it 2i bytes (return
+    # addresses) further above its own SP+1.
+    kern = leaf_kernel(op, leaf, variant, origin=2 * levels)
+    child_tops = [(n >> (i + 1)) // 2 if op == "sqr" else 0 for i in range(levels - 1)]
+    child_tops.append(kern.top_deferred)
+    origins, below = [0] * levels, kern.caller_frame
+    for i in reversed(range(levels)):
+        origins[i] = 2 * i + below
+        below += _layout(n >> i, op)["size"]
     if far is None:
         trial = build(n, op, levels, variant, far=True)
         far = trial.body.size > 3800
@@ -383,11 +424,11 @@ def build(n: int, op: str, levels: int, variant: str, far: bool | None = None) -
     label = {m: f"kl_{op}{8 * m}" for m in (n >> i for i in range(levels + 1))}
     _call(p, label[n], far)
     (p.jmp if far else p.rjmp)("kl_done")
-    stack = 0
     for i in range(levels):
         m = n >> i
         p.label(label[m])
-        stack += emit_level(p, m, op, label[m // 2], far) + 2
+        emit_level(p, m, op, label[m // 2], far, origins[i], alloc=below if i == 0 else 0,
+                   child_top=child_tops[i])
     p.label(label[leaf])
     p.comment(f"=== leaf: {8 * leaf}-bit fixed-size Karatsuba {op} ===")
     _argument_moves(p, kern.args)
@@ -397,7 +438,7 @@ def build(n: int, op: str, levels: int, variant: str, far: bool | None = None) -
     notes = [
         (f"{levels} Karatsuba memory level{'s' if levels > 1 else ''} as subroutines over a "
          f"{8 * leaf}-bit leaf (each size emitted once, called for L, H and M); "
-         f"level frames {stack - 2 * levels} bytes in total"),
+         f"frames {below} bytes in total, reserved once"),
         *(f"leaf: {note}" for note in kern.notes),
     ]
     return Kernel(p, {}, notes)

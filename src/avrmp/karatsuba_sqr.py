@@ -30,6 +30,7 @@ from .karatsuba import (
     ARG_SLOT,
     BASE_POOL,
     SCRATCH,
+    SCRATCH_OFF,
     Frame,
     Loc,
     _add_const,
@@ -43,6 +44,7 @@ from .karatsuba import (
     emit_ripple,
     emit_u,
     emit_zero,
+    frame_reader,
     set_pointers,
 )
 from .kernel import Kernel
@@ -67,6 +69,8 @@ def emit_sqr_base(
     w: int = 2,
     pair_zero: bool = False,
     keep_y: bool = False,
+    scratch_off: int | None = None,
+    defer_top: bool = False,
 ) -> None:
     """A square in registers for m-byte operands, A through Y from src_off.
 
@@ -76,9 +80,11 @@ def emit_sqr_base(
     combination instead of storing (this is the parent's M; the parent's k is m, R at Z+0).
     w, pair_zero: emit_square's chunk width, and a zero register pair (MOVW clears two
     accumulator tops at once) instead of a single zero register.  keep_y: Y stays on the operand
-    (evicted operand bytes reload through it) instead of being lent or released."""
+    (evicted operand bytes reload through it) instead of being lent or released.  scratch_off:
+    where the frame's scratch starts above SP+1 (see karatsuba._free_y).  defer_top: a parent
+    leaves its top bytes to its caller (SqrCombine)."""
     p.release(26, 27)  # X is not used: one operand comes through Y
-    free_y = (lambda: None) if keep_y else (lambda: _free_y(p, scratch))
+    free_y = (lambda: None) if keep_y else (lambda: _free_y(p, scratch, scratch_off))
     zero, zero_hi = emit_zero(p, pair_zero)
 
     def square(x, addend=(), sink=None):
@@ -101,7 +107,7 @@ def emit_sqr_base(
         p.phase(f"A^2 ({m} bytes, product-scanning squaring)")
         if parent:  # the combination runs as M's bytes are final
             p.comment("the parent's combination is interleaved, chunk by chunk")
-            combine = SqrCombine(p, m, zero)
+            combine = SqrCombine(p, m, zero, defer=defer_top)
             square(a, e, sink=lambda i, r: combine.push(r))
         else:
             square(a, e, sink=store_now)
@@ -137,9 +143,22 @@ def emit_sqr_base(
     if not parent:
         _store_z(p, out_off + k, u + top, "r")
         return
-    combine = SqrCombine(p, m, zero)
+    combine = SqrCombine(p, m, zero, defer=defer_top)
     for v in product:
         combine.push(v)
+
+
+def emit_top_deferred(p: VProgram, d: V, f: V, ptr: int, off: int) -> None:
+    """Leave the top bytes of a square to the caller (karatsuba_large.emit_level ripples or folds
+    them): (d, f) to r24:r25, through r0:r1, which no allocation pool holds, so the moves cannot
+    clobber each other; Z to the top bytes at r[ptr+1]:r[ptr] + off."""
+    p.mov(0, d)
+    p.mov(1, f)
+    p.movw(24, 0, comment="(d, f) for the caller")
+    if ptr != 30:
+        p.movw(30, ptr)
+    if off:
+        p.adiw(30, off, comment="Z = the top bytes, not yet rippled")
 
 
 class _LazyZ(Sequence):
@@ -169,10 +188,13 @@ class SqrCombine:
     to R[3k..4k).  M's bytes are pushed in order, so the combination can run chunk by chunk (w
     bytes) while M is still being computed, and no byte of M waits in a register.  Two carry
     chains per chunk, both carries parked in one register: the addition's in bit 0 (LSR restores,
-    ROL saves), the subtraction's in bit 7 (LSL restores, ROR saves)."""
+    ROL saves), the subtraction's in bit 7 (LSL restores, ROR saves).
 
-    def __init__(self, p: VProgram, k: int, zero: V, w: int = 4) -> None:
-        self.p, self.k, self.zero, self.w = p, k, zero, w
+    defer: the routine is a subroutine of a large squaring, whose caller finishes the top bytes
+    (emit_top_deferred): they are left as Hbar_hi, (d, f) returned in r24:r25 and Z at R+3k."""
+
+    def __init__(self, p: VProgram, k: int, zero: V, w: int = 4, defer: bool = False) -> None:
+        self.p, self.k, self.zero, self.w, self.defer = p, k, zero, w, defer
         self.cc = p.v("cc")
         p.clr(self.cc)
         self.j = 0  # U's next byte
@@ -215,6 +237,9 @@ class SqrCombine:
         p.lsr(d, comment="d = carry")
         p.add(d, f, comment="(d, f) = carry - borrow")
         p.adc(f, self.zero)
+        if self.defer:
+            emit_top_deferred(p, d, f, 30, 3 * k)
+            return
         top = _load_z(p, 3 * k, k, "hb")
         emit_ripple(p, top, d, f)
         _store_z(p, 3 * k, top, "r")
@@ -273,14 +298,13 @@ def _point(p: Program, ptrs: dict, **locs: Loc) -> None:
         ptrs["reloads"] = ptrs.get("reloads", 0) + 1
         if set(reload) == {"Y"} and reload["Y"].base != "frame":
             loc = reload["Y"]  # Z stays: read the saved pointer through Y itself
-            p.in_(28, 0x3D, comment="Y = SP: the frame is at Y+1")
-            p.in_(29, 0x3E)
-            p.ldd(0, Mem("Y", disp=1 + ARG_SLOT[loc.base]))
-            p.ldd(29, Mem("Y", disp=2 + ARG_SLOT[loc.base]))
+            shift = frame_reader(p, 28, ptrs.get("origin", 0))
+            p.ldd(0, Mem("Y", disp=1 + shift + ARG_SLOT[loc.base]))
+            p.ldd(29, Mem("Y", disp=2 + shift + ARG_SLOT[loc.base]))
             p.mov(28, 0)
             _add_const(p, 28, loc.off)
         else:
-            set_pointers(p, **reload)
+            set_pointers(p, origin=ptrs.get("origin", 0), **reload)
     ptrs.update(locs)
 
 
@@ -288,14 +312,16 @@ def _point(p: Program, ptrs: dict, **locs: Loc) -> None:
 
 
 def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc,
-                  frame: Frame, ptrs: dict) -> None:
+                  frame: Frame, ptrs: dict, defer_top: bool = False) -> None:
     """out[0..2n) = a[0..n)^2 with `levels` levels (1 = a base in registers).  ptrs: where Y and
-    Z are known to point (see _point)."""
+    Z are known to point (see _point).  defer_top: leave the top bytes to the caller
+    (SqrCombine)."""
     k = n // 2
     scratch = 0 if ptrs.get("frameless") else SCRATCH
+    spill = {"scratch": scratch, "scratch_off": frame.origin + SCRATCH_OFF}
     if levels == 1:
         _point(p, ptrs, Y=a, Z=out)
-        _run(p, _z_slots((n + 1) // 2, 2 * n), ptrs, True, m=n, scratch=scratch, plain=plain)
+        _run(p, _z_slots((n + 1) // 2, 2 * n), ptrs, True, m=n, plain=plain, **spill)
         return
     p.comment(f"=== {8 * n}-bit squaring level ({levels} levels): L = A_l^2 ===")
     emit_sqr_node(p, k, levels - 1, plain, a, out, frame, ptrs)
@@ -303,7 +329,7 @@ def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc
     if levels == 2:
         _point(p, ptrs, Y=a + k, Z=out + k)
         _run(p, _z_slots(k + (k + 1) // 2, 3 * k), ptrs, True, m=k, out_off=k, addend_off=0,
-             scratch=scratch, plain=plain)
+             plain=plain, **spill)
     else:
         from .karatsuba import emit_mem_add_l1
 
@@ -316,11 +342,11 @@ def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc
     p.comment(f"=== {8 * n}-bit level: M = |A_l - A_h|^2, combine ===")
     if levels == 2:
         _point(p, ptrs, Y=a, Z=out)
-        _run(p, _z_slots(k, 2 * k), ptrs, m=k, absdiff=True, parent=True, scratch=scratch,
-             plain=plain)
+        _run(p, _z_slots(k, 2 * k), ptrs, m=k, absdiff=True, parent=True, plain=plain,
+             defer_top=defer_top, **spill)
         return
     diff = frame.alloc(k)
-    set_pointers(p, Y=a, Z=diff)
+    set_pointers(p, origin=frame.origin, Y=a, Z=diff)
     vp = VProgram()
     zero = vp.v("zero")
     vp.clr(zero)
@@ -332,11 +358,11 @@ def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc
     ptrs.clear()
     prod = frame.alloc(2 * k)
     emit_sqr_node(p, k, levels - 1, plain, diff, prod, frame, ptrs)
-    set_pointers(p, Y=prod, Z=out)
+    set_pointers(p, origin=frame.origin, Y=prod, Z=out)
     vp = VProgram()
     zero = vp.v("zero")
     vp.clr(zero)
-    combine = SqrCombine(vp, k, zero)
+    combine = SqrCombine(vp, k, zero, defer=defer_top)
     for i in range(2 * k):
         combine.push(_load_y(vp, i, range(1), "m")[0])
     allocate(vp, BASE_POOL, p)
@@ -360,15 +386,20 @@ def structures(n: int) -> list[tuple[int, bool]]:
     return out
 
 
-def build_fixed(n: int, levels: int, plain: bool) -> Kernel:
+def build_fixed(n: int, levels: int, plain: bool, origin: int | None = None,
+                defer_top: bool = False) -> Kernel:
+    """The n-byte squaring with this structure.  As a subroutine of a large routine: origin, the
+    caller reserves the frame, `origin` bytes above the callee's SP+1 (Kernel.caller_frame says
+    how many bytes), so the routine moves no SP; defer_top, the caller finishes the top bytes
+    (Kernel.top_deferred)."""
     p = Program()
     if levels == 1:
         _run(p, _z_slots((n + 1) // 2, 2 * n), m=n, plain=plain)
         return Kernel(p, {"a": 28, "r": 30}, [_note(n, levels, plain)])
-    options = [_framed(n, levels, plain)]
+    options = [_framed(n, levels, plain, origin, defer_top)]
     if levels == 2:  # Y kept on the operand by every base: no pointer to save, no spill frame
         try:
-            options.append(_frameless(n, plain))
+            options.append(_frameless(n, plain, defer_top))
         except AllocationError:
             pass
     return min(options, key=lambda kern: kern.body.static_cycles())
@@ -381,38 +412,50 @@ def plain_square(n: int) -> Kernel:
     return Kernel(p, {"a": 28, "r": 30}, ["product-scanning square in registers (emit_square)"])
 
 
-def _frameless(n: int, plain: bool) -> Kernel:
+def _frameless(n: int, plain: bool, defer_top: bool = False) -> Kernel:
     p = Program()
     ptrs = {"frameless": True, "Y": Loc("a"), "Z": Loc("r")}
-    emit_sqr_node(p, n, 2, plain, Loc("a"), Loc("r"), Frame(), ptrs)
-    return Kernel(p, {"a": 28, "r": 30}, [_note(n, 2, plain) + ", no stack frame"])
+    emit_sqr_node(p, n, 2, plain, Loc("a"), Loc("r"), Frame(), ptrs, defer_top)
+    return Kernel(p, {"a": 28, "r": 30}, [_note(n, 2, plain) + ", no stack frame"],
+                  top_deferred=n // 2 if defer_top else 0)
 
 
-def _framed(n: int, levels: int, plain: bool) -> Kernel:
-    frame = Frame()
+def _framed(n: int, levels: int, plain: bool, origin: int | None = None,
+            defer_top: bool = False) -> Kernel:
+    frame = Frame(origin or 0)
     body = Program()
-    ptrs = {"Y": Loc("a"), "Z": Loc("r")}  # set from the argument registers with the frame
-    emit_sqr_node(body, n, levels, plain, Loc("a"), Loc("r"), frame, ptrs)
-    size = frame.size
+    # Y and Z are set from the argument registers with the frame.
+    ptrs = {"Y": Loc("a"), "Z": Loc("r"), "origin": frame.origin}
+    emit_sqr_node(body, n, levels, plain, Loc("a"), Loc("r"), frame, ptrs, defer_top)
+    size = frame.size - frame.origin
     p = Program()
-    p.phase(f"stack frame: entry pointers and {size - 6} bytes of temporaries")
-    p.in_(28, 0x3D)
-    p.in_(29, 0x3E)
-    _add_const(p, 28, (-size) & 0xFFFF) if size > 63 else p.sbiw(28, size)
-    _set_sp_atomic(p)
-    if ptrs.get("reloads"):
-        for name, lo in (("r", 24), ("a", 22)):
-            p.std(Mem("Y", disp=1 + ARG_SLOT[name]), lo, comment=f"save pointer {name}")
-            p.std(Mem("Y", disp=2 + ARG_SLOT[name]), lo + 1)
+    saves = [(name, lo) for name, lo in (("r", 24), ("a", 22)) if ptrs.get("reloads")]
+    if origin is None:
+        p.phase(f"stack frame: entry pointers and {size - 6} bytes of temporaries")
+        p.in_(28, 0x3D)
+        p.in_(29, 0x3E)
+        _add_const(p, 28, (-size) & 0xFFFF) if size > 63 else p.sbiw(28, size)
+        _set_sp_atomic(p)
+        shift = 0
+    elif saves:
+        p.phase(f"the caller's frame: entry pointers and {size - 6} bytes of temporaries")
+        shift = frame_reader(p, 28, frame.origin)
+    for name, lo in saves:
+        p.std(Mem("Y", disp=1 + shift + ARG_SLOT[name]), lo, comment=f"save pointer {name}")
+        p.std(Mem("Y", disp=2 + shift + ARG_SLOT[name]), lo + 1)
     p.movw(28, 22, comment="Y = a")
     p.movw(30, 24, comment="Z = r")
     p.extend(body)
+    note = _note(n, levels, plain) + f", frame {size} bytes"
+    if origin is not None:
+        return Kernel(p, {}, [note + " (reserved by the caller)"], caller_frame=size,
+                      top_deferred=n // 2 if defer_top else 0)
     p.phase("release the stack frame")
     p.in_(28, 0x3D)
     p.in_(29, 0x3E)
     _add_const(p, 28, size)
     _set_sp_atomic(p)
-    return Kernel(p, {}, [_note(n, levels, plain) + f", frame {size} bytes"])
+    return Kernel(p, {}, [note])
 
 
 def _note(n: int, levels: int, plain: bool) -> str:
@@ -457,15 +500,23 @@ def karatsuba_sqr(spec: Spec) -> Kernel:
 # --- the combination of a large squaring level (karatsuba_large) ---------------------------------
 
 
-def level_combine(k: int, w: int = 8) -> VProgram:
+def level_combine(k: int, w: int = 8, w_high: int = 16, m_deferred: bool = False,
+                  defer: bool = False) -> VProgram:
     """A large squaring level's combination with Hbar = H + L_1 fused in (no separate Hbar pass):
-    R holds L at R[0..2k) and H at R[2k..4k), the frame M (2k bytes).  Two passes over k bytes and
-    the top bytes, each in chunks of w with the carries of three chains (Hbar, + and - M) parked
-    in registers:
+    R holds L at R[0..2k) and H at R[2k..4k), the frame M (2k bytes).  Two passes over k bytes, in
+    chunks of w (low half) and w_high (the high half keeps fewer bytes live, so its chunks can be
+    wider and park the carries of the three chains (Hbar, + and - M) less often), then the top
+    bytes:
 
       low:  Hbar_lo = H_lo + L_1 (to R[2k..3k)),  U_lo = L_0 + Hbar_lo - M_lo (to R[k..2k))
       high: U_hi = Hbar_lo + H_hi + c - M_hi (to R[2k..3k)), c the carry of Hbar_lo, its own chain
       top:  R[3k..4k) = H_hi + (d, f), d = c + the carries - the borrow out of U_hi
+
+    m_deferred: M's top quarter (M_hi[k/2..k)) has not been rippled; the (d, f) that M's
+    routine returned are on the stack (d pushed first).  M is then larger by that signed value
+    at U_hi[k/2], so it is subtracted there: folded with c into one signed addend whose
+    sign byte the Hbar chain, otherwise adding zero, carries on to the top.  defer: leave the
+    top bytes to the caller (emit_top_deferred).
 
     On entry X points at M, Y at R+k, Z at R+2k and r25:r24 at R."""
     p = VProgram()
@@ -543,11 +594,30 @@ def level_combine(k: int, w: int = 8) -> VProgram:
         p.movw(26, 0, comment="X -> M (no longer shared); Y is at R+2k, Z at R+3k")
     c_hbar = p.v("c")
     p.mov(c_hbar, carry["ch"], comment="Hbar_lo's carry, for U_hi and the top bytes")
-    for j in range(0, k, w):
-        n = min(w, k - j)
+    ext = zero  # what the Hbar chain adds above its first byte
+    starts = sorted(set(range(0, k, w_high)) | ({k // 2} if m_deferred else set()))
+    for j, end in zip(starts, starts[1:] + [k]):
+        n = end - j
         u = load("Y", n, "Hbar_lo", j)
         chain("cu", u, lazy(hp, "H", k + j, h_at), False, False)
-        chain("ch", u, zero, False, False)
+        if m_deferred and j == k // 2:
+            p.comment("M's top quarter is (d_M, f_M) short: c - (d_M, f_M) joins the Hbar chain")
+            f_m, d_m = p.v("fM"), p.v("dM")
+            p.pop(f_m)
+            p.pop(d_m)
+            s = carry["ch"]
+            p.sub(s, d_m, comment="s = c - d_M, in -3..2")
+            ext = p.v("sign")
+            p.mov(ext, s)
+            p.lsl(ext)
+            p.sbc(ext, ext, comment="its sign byte")
+            p.add(u[0], s)
+            for x in u[1:]:
+                p.adc(x, ext)
+            p.clr(s)  # CLR keeps C
+            p.rol(s, comment="park ch")
+        else:
+            chain("ch", u, ext, False, False)
         chain("cm", u, lazy("X", "M", k + j), False, False, "sub")
         store("Y", u, "U", k + j)
         p.adiw(28, n)
@@ -557,7 +627,17 @@ def level_combine(k: int, w: int = 8) -> VProgram:
     d, f = carry["cu"], p.v("f")
     p.add(d, carry["ch"])
     p.add(d, c_hbar)
-    p.sub(d, carry["cm"], comment="d = Hbar_lo's carry + U's carries - borrow (-1..3)")
-    p.sbc(f, f, comment="f = sign of d")
+    if ext is zero:
+        p.sub(d, carry["cm"], comment="d = Hbar_lo's carry + U's carries - borrow (-1..3)")
+        p.sbc(f, f, comment="f = sign of d")
+    else:
+        p.add(d, ext, comment="the signed addend goes on into the top bytes")
+        p.sub(d, carry["cm"], comment="d = Hbar_lo's carry + U's carries - borrow (-2..3)")
+        p.mov(f, d)
+        p.lsl(f)
+        p.sbc(f, f, comment="f = sign of d")
+    if defer:
+        emit_top_deferred(p, d, f, 28, 0)
+        return p
     emit_ripple_mem(p, "Y", k, f, first_src=d, name="H_hi")
     return p

@@ -25,6 +25,12 @@ class Kernel:
     # Registers the body leaves free at every MUL even though it uses them elsewhere; the no-MUL
     # lowering (nomul.py) may use them as scratch besides the registers the body never touches.
     scratch: tuple[int, ...] = ()
+    # Bytes of stack frame the caller reserves for the body (a subroutine of a large routine whose
+    # frame is allocated once, by the routine's top level; see karatsuba_large.build).
+    caller_frame: int = 0
+    # A subroutine that leaves its top bytes (this many, the last quarter of its result) to the
+    # caller: (d, f) in r24:r25, Z pointing at them (karatsuba_sqr.emit_top_deferred).
+    top_deferred: int = 0
 
 
 # Caller-saved registers first: every callee-saved register a kernel touches costs a PUSH/POP pair.
