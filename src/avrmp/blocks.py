@@ -683,9 +683,13 @@ def emit_product_rows(p, a: Sequence, b: Sequence, zero, addend: Sequence = (),
                     temp(T, i, j + 5)
                 chain(T, i, j, lo_tail=False)
         else:
-            temp(T, i, 1)
-            p.add(R[i + 1], T[1][0], comment="T_1.lo")
-            p.adc(T[1][1], zero)
+            # T_1.lo is added straight from r0 and the carry absorbed in r1 (a product's high
+            # byte is at most 0xFE), so only T_1.hi is kept: one register, no pair for a MOVW.
+            mul(i, 1)
+            p.add(R[i + 1], 0, comment="T_1.lo")
+            p.adc(1, zero)
+            T[1] = (None, p.v("t"))
+            p.mov(T[1][1], 1)
             for j in range(0, k - 1, 2):
                 if j + 3 <= k - 1:
                     temp(T, i, j + 3)

@@ -300,6 +300,7 @@ def emit_base(
     t_flag: bool = False,
     node: NodeAddend | None = None,
     combine_w: int = 4,
+    combine_keep_c: bool = True,
     premask: bool = False,
     outer: OuterCombine | None = None,
 ) -> list[V] | None:
@@ -315,9 +316,10 @@ def emit_base(
     pointers of a full frame).  node: this base belongs to a two-level node with an addend; with
     keep_high it is the node's first base and folds the addend in (emit_node_addend), with parent
     it finishes that node's combination.  combine_w: the chunk width of a parent's combination
-    (wider chunks park carries less often but keep more bytes live).  premask (branch-free
-    parent): XOR the product with the parent's t before the combination and keep t in the T flag,
-    so the combination needs no mask register."""
+    (wider chunks park carries less often but keep more bytes live); combine_keep_c: its last
+    carry stays in C for the top bytes instead of being parked (Combination keep_c).  premask
+    (branch-free parent): XOR the product with the parent's t before the combination and keep t
+    in the T flag, so the combination needs no mask register."""
     k = (m + 1) // 2
     h = m - k
     zero, zero_hi = emit_zero(p, pair_zero)
@@ -405,7 +407,8 @@ def emit_base(
         p.bst(parent_t, 0, comment="T = t")
         parent_t = None
     if outer is None:
-        emit_combine(p, m, lambda i: product[i], parent_t, zero, variant, w=combine_w, **at)
+        emit_combine(p, m, lambda i: product[i], parent_t, zero, variant, w=combine_w,
+                     keep_c=combine_keep_c, **at)
     else:
         emit_fused_combine(p, m, product, parent_t, zero, variant, combine_w, outer)
     return None
@@ -473,13 +476,15 @@ class Combination:
     bytes come XORed already and t is in the T flag).  A node with an addend (see
     emit_node_addend) hands over X_1 = L_0 + E_1 in place of L_0 at R[x_lo..x_lo+k) and a carry
     byte (0 or 1) at carry_k that belongs at U's byte k: a third chain adds it there and joins the
-    others' carries."""
+    others' carries.  keep_c: the last chunk's carry stays in C for the top bytes when only
+    stores come in between (one ROL and one ADD fewer)."""
 
     def __init__(self, p: VProgram, k: int, t: V | None, zero: V, sign: str, w: int = 4,
                  ptr: str = "Z", r_off: int = 0, x_lo: int = 0, carry_k: Mem | None = None,
-                 out=None) -> None:
+                 out=None, keep_c: bool = True) -> None:
         self.p, self.k, self.t, self.zero, self.sign, self.w = p, k, t, zero, sign, w
         self.ptr, self.r_off, self.x_lo, self.carry_k, self.out = ptr, r_off, x_lo, carry_k, out
+        self.keep_c = keep_c
         self.pending: list[tuple[int, V]] = []
         # Hbar_lo[i] is y_i and later x_{k+i}; Hbar_hi[i] is y_{k+i} and later a top byte: each
         # is loaded once (the allocator reloads it for free if it must make room).
@@ -557,7 +562,12 @@ class Combination:
                 p.signed(op, u[n], ms[n])
             else:
                 p.adc(u[n], ms[n])
-        p.rol(self.c2)
+        # The last chunk's carry can stay in C until finish() when only stores (which keep the
+        # flags) come in between.
+        self.c2_in_c = (self.keep_c and idx[-1] == 2 * k - 1 and self.out is None
+                        and self.c3 is None)
+        if not self.c2_in_c:
+            p.rol(self.c2)
         for n, i in enumerate(idx):
             self._emit(k + i, u[n])
 
@@ -567,23 +577,34 @@ class Combination:
         c1, c2 = self.c1, self.c2
         if self.c3 is not None:
             p.add(c1, self.c3, comment="the third chain's carry joins the first's")
+
+        def join_c2(op: str) -> None:
+            """c1 +/- the second chain's carry, still in C or parked in c2."""
+            if self.c2_in_c:
+                op, src = op.replace("add", "adc"), zero
+            else:
+                src = c2
+            (p.signed if op in ("add", "adc") and self.sign in ("branch", "signed")
+             else p.emit)(op, c1, src, comment="d = carries - borrows (or + carries)")
+
         if self.sign in ("branch", "signed"):
             f = p.v("f")
-            p.signed("add", c1, c2, comment="d = carries - borrows (or + carries)")
+            join_c2("add")
             p.sbc(f, f, comment="f = sign of d")
             if self.sign == "branch":
                 p.arm_end()
+        elif self.sign == "premasked":
+            f = p.v("f")
+            p.clr(f)  # CLR and BLD keep C
+            p.bld(f, 0, comment="T = 1: M was subtracted")
+            join_c2("add")
+            p.sub(c1, f, comment="d = carries - T")
+            p.sbc(f, f, comment="f = sign of d")
         else:
-            t = self.t
-            if self.sign == "premasked":
-                t = p.v("t")
-                p.clr(t)
-                p.bld(t, 0)
-                p.neg(t, comment="t = 0xFF: M was subtracted")
-            p.add(c1, c2)
-            p.add(c1, t, comment="d = carries + sign extension")
-            p.adc(t, zero, comment="f = sign of d")
-            f = t
+            f = self.t
+            join_c2("add")
+            p.add(c1, f, comment="d = carries + sign extension")
+            p.adc(f, zero, comment="f = sign of d")
         top = [self._load(3 * k + i, "hb") for i in range(k)]
         emit_ripple(p, top, c1, f)
         for i, v in enumerate(top):
@@ -756,7 +777,8 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
     products of 7 bytes and more or not, the row-wise block for products longer than ROWS_UPTO bytes or product scanning for
     them, with an addend adding the parent's E_1 early (fold_e1: fewer live registers, a longer
     carry ripple) or late, (branch-free) parking t in the T flag or in a register (t_flag), and
-    for a parent base the chunk width of its combination (combine_w) and (branch-free) masking M
+    for a parent base the chunk width of its combination (combine_w), whether its last carry stays
+    in C (combine_keep_c: one cycle, but the allocation differs) and (branch-free) masking M
     before it (premask); each is allocated with and without moving values to free register pairs
     for MOVW (vreg._defragment) and with two eviction preferences (CLEAN_BIAS); a branched block that cannot be allocated falls back to branch-free
     arithmetic (still constant time)."""
@@ -777,6 +799,7 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
             "fold_e1": (False, True) if addend else (False,),
             "t_flag": (False, True) if bf else (False,),
             "combine_w": (2, 4, 8) if parent else (4,),
+            "combine_keep_c": (True, False) if parent else (True,),
             "premask": (False, True) if parent and bf else (False,),
         }
         for values in itertools.product(*options.values()):
