@@ -438,7 +438,8 @@ def build(n: int, op: str, levels: int, variant: str, far: bool | None = None) -
     notes = [
         (f"{levels} Karatsuba memory level{'s' if levels > 1 else ''} as subroutines over a "
          f"{8 * leaf}-bit leaf (each size emitted once, called for L, H and M); "
-         f"frames {below} bytes in total, reserved once"),
+         f"frames of the levels{' and the leaf' if kern.caller_frame else ''}: {below} bytes, "
+         f"reserved once"),
         *(f"leaf: {note}" for note in kern.notes),
     ]
     return Kernel(p, {}, notes)
