@@ -8,15 +8,16 @@ levels, not with 3^levels.  Calls do not depend on data: the code stays constant
 cycles and PC/address traces for every input).
 
 Internal convention: a subroutine takes r in r25:r24, a in r23:r22, b in r21:r20 (as avr-gcc passes
-them) and may clobber every register.  A memory level keeps its three pointers and its temporaries in
-its own stack frame:
+them) and may clobber every register.  The top level reserves one stack frame for the whole call
+chain; each routine finds its part at a fixed origin above its SP (see build):
 
-    Y+1..6: r, a, b    Y+7: t (multiplication)    then |A_l - A_h| (k), |B_l - B_h| (k), M (2k)
+    r, a, b (6)    t (1, multiplication)    |A_l - A_h| (k), |B_l - B_h| (k), M (2k)
 
-and runs, for k = n/2:  L = call(r, a, b);  H = call(r+2k, a+k, b+k);  Hbar = H + L_1 (in place);
-the absolute differences and t;  M = call(frame);  then the combination
-U = (L_0 | Hbar_lo) + Hbar -/+ M into r[k..3k) and Hbar_hi + carries into r[3k..4k), streaming the
+and runs, for k = n/2:  L = call(r, a, b);  H = call(r+2k, a+k, b+k);  the absolute differences
+and t;  M = call(frame);  then the combination (level_combine), with Hbar = H + L_1 fused in:
+U = (L_0 | Hbar_lo) + Hbar -/+ M into r[k..3k) and H_hi + carries into r[3k..4k), streaming the
 bytes through X/Y/Z in chunks with the carries parked in registers.  Squaring always subtracts M.
+A level below the top leaves its top bytes to its caller (karatsuba_sqr.emit_top_deferred).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .abi import _argument_moves
 from .blocks import emit_ripple_mem
 from .errors import AvrmpError
 from .karatsuba import _set_sp_atomic
+from .karatsuba_sqr import emit_top_deferred
 from .kernel import Kernel
 from .program import Label, Mem, Program
 from .spec import Spec
@@ -119,22 +121,6 @@ def _call(p: Program, label: str, far: bool) -> None:
 # --- memory passes (straight-line, over virtual registers) -----------------------------------------
 
 
-def _pass_hbar(k: int) -> VProgram:
-    """Hbar = H + L_1 in place: X streams L_1 (k bytes), Z walks H (2k bytes), one carry chain."""
-    p = VProgram()
-    p.phase(f"Hbar = H + L_1 ({k} bytes into {2 * k}, one carry chain)")
-    zero = p.v("zero")
-    p.clr(zero)
-    for col in range(k):
-        lv, hv = p.v("l"), p.v("h")
-        p.ld(lv, Mem("X", "+"), comment=f"L_1[{col}]")
-        p.ld(hv, Mem("Z"), comment=f"H[{col}]")
-        p.emit("adc" if col else "add", hv, lv)
-        p.st(Mem("Z", "+"), hv)
-    emit_ripple_mem(p, "Z", k, zero, carry_in=True, name="H_hi")
-    return p
-
-
 ABSDIFF_KEPT = 23  # leading bytes of D held in registers between its two chains
 
 
@@ -172,86 +158,182 @@ def emit_sub_absdiff(p: VProgram, k: int, name: str) -> object:
     return mask
 
 
-def _pass_combine(k: int, subtract_only: bool, w: int = 8) -> VProgram:
-    """U = (L_0 | Hbar_lo) + Hbar -/+ M over 2k bytes, then Hbar_hi + (d, f).
+def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
+                  m_deferred: bool = False, defer: bool = False) -> VProgram:
+    """A memory level's combination with Hbar = H + L_1 fused in (no separate Hbar pass): R holds
+    L at R[0..2k) and H at R[2k..4k), the frame M (2k bytes).  Two passes over k bytes, in chunks
+    of w (low half) and w_high (the high half keeps fewer bytes live, so its chunks can be wider
+    and park the carries of the three chains (Hbar, U's addition, M) less often; by default 16,
+    14 when t takes a register), then the top bytes:
 
-    Y walks r+k (U is written there; in the upper half the bytes read there are Hbar_lo), Z walks
-    Hbar (r+2k), X reads M; in the lower half X is time-shared with the L_0 stream: the two pointers
-    are parked in r1:r0 (M) and r25:r24 (L_0).
-    
-    On entry X points at M (multiplication: at t, the byte before M), Y at r+k, Z at r+2k and
-    r25:r24 at r."""
+      low:  Hbar_lo = H_lo + L_1 (to R[2k..3k)),  U_lo = L_0 + Hbar_lo -/+ M_lo (to R[k..2k))
+      high: U_hi = Hbar_lo + H_hi + c -/+ M_hi (to R[2k..3k)), c the carry of Hbar_lo, its own chain
+      top:  R[3k..4k) = H_hi + (d, f), d = c + the chains' carries (and M's sign extension)
+
+    Squaring always subtracts M.  signed (multiplication): the byte t before M says how (0xFF: add;
+    M's chain adds (M xor ~t) + (~t & 1), an EOR per byte of M, which leaves the carry alone).
+    m_deferred: M's top quarter (M_hi[k/2..k)) has not been rippled; the (d, f) that M's routine
+    returned are on the stack (d pushed first).  M is then larger by that signed value at
+    U_hi[k/2]: folded with c into one signed addend whose sign byte the Hbar chain, otherwise
+    adding zero, carries on to the top.  defer: leave the top bytes to the caller
+    (karatsuba_sqr.emit_top_deferred).
+
+    On entry X points at M (signed: at t), Y at R+k, Z at R+2k and r25:r24 at R."""
+    if w_high is None:
+        w_high = 14 if signed else 16
     p = VProgram()
-    zero, c1, c2 = p.v("zero"), p.v("c1"), p.v("c2")
+    zero = p.v("zero")
     p.clr(zero)
-    p.clr(c1)
-    p.clr(c2)
+    carry = {name: p.v(name) for name in ("ch", "cu", "cm")}  # Hbar's, U's addition's, M's
+    for c in carry.values():
+        p.clr(c)
     t = None
-    if not subtract_only:
+    if signed:
         t = p.v("t")
         p.ld(t, Mem("X", "+"), comment="t")
         p.com(t, comment="t = 0xFF now means: subtract M")
-    p.movw(0, 26, comment="park the M pointer in r1:r0")
-    p.phase(f"U = (L_0 | Hbar_lo) + Hbar {'-' if subtract_only else '-/+'} M, {2 * k} bytes")
-    # Chunks never straddle k: below it x comes from L_0, above it from Hbar_lo.
-    for j in [*range(0, k, w), *range(k, 2 * k, w)]:
-        cols = range(j, min(j + w, k if j < k else 2 * k))
-        if j < k:
+
+    def chain(name: str, dst: list, src, first: bool, last: bool, op: str = "add") -> None:
+        """dst += src (or -= with op "sub"; op "adc" adds with the carry already set; src a list,
+        a function of the byte's index that loads it just before it is needed, or one register for
+        every byte), the carry restored before (unless this is the chain's first chunk) and parked
+        after (unless its last)."""
+        if not first:
+            p.lsr(carry[name], comment=f"C = {name}")
+        for q, x in enumerate(dst):
+            y = src[q] if isinstance(src, list) else src(q) if callable(src) else src
+            p.emit(op if first and q == 0 else {"add": "adc", "sub": "sbc", "adc": "adc"}[op],
+                   x, y)
+        if not last:
+            p.rol(carry[name], comment=f"park {name}")
+
+    def m_chain(u: list, j: int, first: bool) -> None:
+        """U -/+= M's bytes j.. (through X)."""
+        if t is None:
+            chain("cm", u, lazy("X", "M", j), first, False, "sub")
+            return
+
+        def m_byte(q: int):
+            v = load("X", 1, "M", j + q)[0]
+            p.eor(v, t)
+            return v
+
+        if first:
+            p.cp(zero, t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
+        chain("cm", u, m_byte, first, False, "adc")
+
+    def lazy(ptr: str, name: str, first: int, at: int = 0):
+        """A byte source for chain(): byte q loaded when the chain reaches it."""
+        return lambda q: load(ptr, 1, name, first + q, at + q)[0]
+
+    def load(ptr: str, n: int, name: str, first: int, disp: int = 0) -> list:
+        out = [p.v(name) for _ in range(n)]
+        for q, v in enumerate(out):
+            if ptr == "X":
+                p.ld(v, Mem("X", "+"), comment=f"{name}[{first + q}]")
+            else:
+                p.ldd(v, Mem(ptr, disp=disp + q), comment=f"{name}[{first + q}]")
+        return out
+
+    def store(ptr: str, vals: list, name: str, first: int, at: int = 0) -> None:
+        for q, v in enumerate(vals):
+            p.std(Mem(ptr, disp=at + q), v, comment=f"{name}[{first + q}]")
+
+    # With k + w <= 64, Y reaches both L_1 (or Hbar_lo) and H at Y+k: Z streams L_0 and X stays
+    # on M.  Otherwise Z walks H and X is time-shared between L_0 and M (pointers parked in
+    # r25:r24 and r1:r0).
+    near = k + w <= 64
+    hp, h_at = ("Y", k) if near else ("Z", 0)
+    if near:
+        p.movw(30, 24, comment="Z -> L_0")
+    else:
+        p.movw(0, 26, comment="park the M pointer in r1:r0")
+    p.phase(f"low half: Hbar_lo = H_lo + L_1, U_lo = L_0 + Hbar_lo -/+ M_lo ({k} bytes)")
+    for j in range(0, k, w):
+        n = min(w, k - j)
+        if near:
+            u = [p.v("L_0") for _ in range(n)]
+            for q, v in enumerate(u):
+                p.ld(v, Mem("Z", "+"), comment=f"L_0[{j + q}]")
+        else:
             p.movw(26, 24, comment="X -> L_0")
-            xs = []
-            for col in cols:
-                v = p.v("x")
-                p.ld(v, Mem("X", "+"), comment=f"L_0[{col}]")
-                xs.append(v)
+            u = load("X", n, "L_0", j)
             p.movw(24, 26)
             p.movw(26, 0, comment="X -> M")
-        else:
-            xs = []
-            for q, col in enumerate(cols):
-                v = p.v("x")
-                p.ldd(v, Mem("Y", disp=q), comment=f"Hbar_lo[{col - k}]")
-                xs.append(v)
-        if j:
-            p.lsr(c1)
-        for q, col in enumerate(cols):
-            hv = p.v("hb")
-            p.ldd(hv, Mem("Z", disp=q), comment=f"Hbar[{col}]")
-            p.emit("adc" if col else "add", xs[q], hv)
-        p.rol(c1)
-        ms = []
-        for col in cols:
-            v = p.v("m")
-            p.ld(v, Mem("X", "+"), comment=f"M[{col}]")
-            if t is not None:
-                p.eor(v, t)
-            ms.append(v)
-        if j < k:
+        hb = load(hp, n, "H", j, h_at)
+        chain("ch", hb, lazy("Y", "L_1", j), j == 0, False)
+        store(hp, hb, "Hbar_lo", j, h_at)
+        chain("cu", u, hb, j == 0, False)
+        m_chain(u, j, j == 0)
+        if not near:
             p.movw(0, 26)
-        if j:
-            p.lsr(c2)
-        elif t is not None:
-            p.cp(zero, t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
-        for q, col in enumerate(cols):
-            if t is not None:
-                p.adc(xs[q], ms[q])
+        store("Y", u, "U", j)
+        p.adiw(28, n)
+        if not near:
+            p.adiw(30, n)
+    p.phase(f"high half: U_hi = Hbar_lo + H_hi + carry(Hbar_lo) -/+ M_hi ({k} bytes)")
+    # Hbar_hi = H_hi + Hbar_lo's carry is never formed: that carry ripples through U_hi in its own
+    # chain and joins (d, f) for the top bytes, so H_hi stays in place.
+    if not near:
+        p.movw(26, 0, comment="X -> M (no longer shared); Y is at R+2k, Z at R+3k")
+    c_hbar = p.v("c")
+    p.mov(c_hbar, carry["ch"], comment="Hbar_lo's carry, for U_hi and the top bytes")
+    ext = zero  # what the Hbar chain adds above its first byte
+    starts = sorted(set(range(0, k, w_high)) | ({k // 2} if m_deferred else set()))
+    for j, end in zip(starts, starts[1:] + [k]):
+        n = end - j
+        u = load("Y", n, "Hbar_lo", j)
+        chain("cu", u, lazy(hp, "H", k + j, h_at), False, False)
+        if m_deferred and j == k // 2:
+            p.comment("M's top quarter is (d_M, f_M) short: c -/+ (d_M, f_M) joins the Hbar chain")
+            f_m, d_m = p.v("fM"), p.v("dM")
+            p.pop(f_m)
+            p.pop(d_m)
+            s = carry["ch"]
+            if t is None:
+                p.sub(s, d_m, comment="s = c - d_M")
             else:
-                p.emit("sbc" if col else "sub", xs[q], ms[q])
-        p.rol(c2)
-        for q, v in enumerate(xs):
-            p.std(Mem("Y", disp=q), v, comment=f"U[{j + q}]")
-        p.adiw(28, len(cols))
-        p.adiw(30, len(cols))
-    p.phase(f"top bytes: Hbar_hi + (d, f) ({k} bytes; Y has reached r+3k)")
-    f = p.v("f")
-    if t is None:
-        p.sub(c1, c2, comment="d = carry - borrow")
+                p.eor(d_m, t)
+                p.sub(d_m, t, comment="-d_M when M is subtracted")
+                p.add(s, d_m, comment="s = c -/+ d_M")
+            ext = p.v("sign")
+            p.mov(ext, s)
+            p.lsl(ext)
+            p.sbc(ext, ext, comment="its sign byte")
+            p.add(u[0], s)
+            for x in u[1:]:
+                p.adc(x, ext)
+            p.clr(s)  # CLR keeps C
+            p.rol(s, comment="park ch")
+        else:
+            chain("ch", u, ext, False, False)
+        m_chain(u, k + j, False)
+        store("Y", u, "U", k + j)
+        p.adiw(28, n)
+        if not near and j + n < k:
+            p.adiw(30, n)
+    p.phase(f"top bytes: H_hi + (d, f) ({k} bytes; Y has reached R+3k)")
+    d, f = carry["cu"], p.v("f")
+    p.add(d, carry["ch"])
+    p.add(d, c_hbar)
+    if ext is zero and t is None:
+        p.sub(d, carry["cm"], comment="d = Hbar_lo's carry + U's carries - borrow (-1..3)")
         p.sbc(f, f, comment="f = sign of d")
     else:
-        p.add(c1, c2)
-        p.add(c1, t, comment="d = carries + sign extension")
-        p.mov(f, zero)
-        p.adc(f, t, comment="f = sign of d")
-    emit_ripple_mem(p, "Y", k, f, first_src=c1, name="Hbar_hi")
+        if t is None:
+            p.sub(d, carry["cm"], comment="- M's borrow")
+        else:
+            p.add(d, carry["cm"])
+            p.add(d, t, comment="+ M's sign extension")
+        if ext is not zero:
+            p.add(d, ext, comment="the signed addend goes on into the top bytes")
+        p.mov(f, d)
+        p.lsl(f)
+        p.sbc(f, f, comment="f = sign of d (d is -2..4)")
+    if defer:
+        emit_top_deferred(p, d, f, 28, 0)
+        return p
+    emit_ripple_mem(p, "Y", k, f, first_src=d, name="H_hi")
     return p
 
 
@@ -326,9 +408,6 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
         _ptr_to(p, 20, 5 + shift, k)
     _call(p, child, far)
     _ripple_child_top(p, child_top)
-    if mul:  # squaring adds L_1 in its combination (karatsuba_sqr.level_combine)
-        set_pointers(p, origin=origin, X=Loc("r", k), Z=Loc("r", 2 * k))
-        _run(p, _pass_hbar(k))
     vp = VProgram()
     set_pointers(vp, origin=origin, X=Loc("a"), Y=Loc("a", k), Z=Loc("frame", lay["da"]))
     mask = emit_sub_absdiff(vp, k, "A")
@@ -356,12 +435,7 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     p.ldd(25, Mem("Z", disp=2 + shift))
     set_pointers(p, origin=origin, X=Loc("frame", lay["t"] if mul else lay["m"]),
                  Y=Loc("r", k), Z=Loc("r", 2 * k))
-    if mul:
-        _run(p, _pass_combine(k, subtract_only=False))
-    else:
-        from .karatsuba_sqr import level_combine
-
-        _run(p, level_combine(k, m_deferred=bool(child_top), defer=not alloc))
+    _run(p, level_combine(k, mul, m_deferred=bool(child_top), defer=not alloc))
     if alloc:
         p.phase("release the frames")
         p.in_(28, 0x3D)
@@ -409,7 +483,7 @@ def build(n: int, op: str, levels: int, variant: str, far: bool | None = None) -
     # then each level's from the deepest up.  A routine i calls deep sees it 2i bytes (return
     # addresses) further above its own SP+1.
     kern = leaf_kernel(op, leaf, variant, origin=2 * levels)
-    child_tops = [(n >> (i + 1)) // 2 if op == "sqr" else 0 for i in range(levels - 1)]
+    child_tops = [(n >> (i + 1)) // 2 for i in range(levels - 1)]
     child_tops.append(kern.top_deferred)
     origins, below = [0] * levels, kern.caller_frame
     for i in reversed(range(levels)):
