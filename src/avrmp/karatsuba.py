@@ -578,18 +578,18 @@ class Combination:
         if self.c3 is not None:
             p.add(c1, self.c3, comment="the third chain's carry joins the first's")
 
-        def join_c2(op: str) -> None:
-            """c1 +/- the second chain's carry, still in C or parked in c2."""
+        def join_c2() -> None:
+            """c1 += the second chain's carry (a borrow in a signed arm's subtracting copy), still
+            in C or parked in c2."""
+            emit = p.signed if self.sign in ("branch", "signed") else p.emit
             if self.c2_in_c:
-                op, src = op.replace("add", "adc"), zero
+                emit("adc", c1, zero, comment="+ the last carry, still in C")
             else:
-                src = c2
-            (p.signed if op in ("add", "adc") and self.sign in ("branch", "signed")
-             else p.emit)(op, c1, src, comment="d = carries - borrows (or + carries)")
+                emit("add", c1, c2)
 
         if self.sign in ("branch", "signed"):
             f = p.v("f")
-            join_c2("add")
+            join_c2()
             p.sbc(f, f, comment="f = sign of d")
             if self.sign == "branch":
                 p.arm_end()
@@ -597,12 +597,12 @@ class Combination:
             f = p.v("f")
             p.clr(f)  # CLR and BLD keep C
             p.bld(f, 0, comment="T = 1: M was subtracted")
-            join_c2("add")
+            join_c2()
             p.sub(c1, f, comment="d = carries - T")
             p.sbc(f, f, comment="f = sign of d")
         else:
             f = self.t
-            join_c2("add")
+            join_c2()
             p.add(c1, f, comment="d = carries + sign extension")
             p.adc(f, zero, comment="f = sign of d")
         top = [self._load(3 * k + i, "hb") for i in range(k)]
@@ -749,6 +749,12 @@ def frame_reader(p: Program, lo: int, origin: int = 0) -> int:
     beyond LDD's reach; returns the displacement still to add (the frame is at pair+1+that)."""
     p.in_(lo, 0x3D, comment="SP: the frame is above it")
     p.in_(lo + 1, 0x3E)
+    return frame_shift(p, lo, origin)
+
+
+def frame_shift(p: Program, lo: int, origin: int) -> int:
+    """The pair at lo holds SP: move it to the frame if the pointer slots are out of LDD's reach;
+    returns the displacement still to add (see frame_reader)."""
     if 1 + origin + SCRATCH_OFF <= 63:
         return origin
     _add_const(p, lo, origin)

@@ -372,10 +372,10 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     """The memory level for n bytes as a subroutine body (label already placed).  Its frame lies
     `origin` bytes above SP+1; alloc: this is the top level, which reserves that many bytes (the
     frames of the whole call chain, see build) on entry and releases them on return, and is the
-    only level that finishes its own top bytes (a squaring level below it leaves them to its
-    caller, karatsuba_sqr.emit_top_deferred).  child_top: the child does that: this level
-    ripples the child's top bytes after L and H and folds M's into its combination."""
-    from .karatsuba import Loc, frame_reader, set_pointers
+    only level that finishes its own top bytes (a level below it leaves them to its caller,
+    karatsuba_sqr.emit_top_deferred).  child_top: the child does that: this level ripples the
+    child's top bytes after L and H and folds M's into its combination."""
+    from .karatsuba import Loc, frame_reader, frame_shift, set_pointers
 
     k = n // 2
     lay = {name: origin + off for name, off in _layout(n, op).items()}
@@ -388,11 +388,7 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     if alloc:
         _add(p, 28, -alloc)
         _set_sp_atomic(p)
-    if 1 + origin + FRAME_PTRS > 63:
-        _add(p, 28, origin)
-        slots = 0
-    else:
-        slots = origin
+    slots = frame_shift(p, 28, origin)
     names = ("r", "a", "b") if mul else ("r", "a")
     for i, (name, lo) in enumerate(zip(names, (24, 22, 20))):
         p.std(Mem("Y", disp=1 + slots + 2 * i), lo, comment=f"save pointer {name}")
