@@ -686,14 +686,19 @@ class Frame:
 
 
 def _add_const(p: Program, lo: int, value: int) -> None:
-    if value == 0:
+    """The register pair at lo += value (mod 2^16): ADIW for a small positive value on an ADIW pair,
+    else SUBI/SBCI (r16..r31)."""
+    value &= 0xFFFF
+    if not value:
         return
-    if value <= 63:
+    if lo in (24, 26, 28, 30) and value <= 63:
         p.adiw(lo, value)
-    else:
+    elif lo >= 16:
         neg = (-value) & 0xFFFF
         p.subi(lo, neg & 0xFF)
         p.sbci(lo + 1, neg >> 8)
+    else:
+        raise AssertionError("pointer arithmetic needs r16..r31")
 
 
 def set_pointers(p: Program, entry: bool = False, z_at: Loc | None = None, origin: int = 0,

@@ -25,9 +25,9 @@ from __future__ import annotations
 from functools import cache
 
 from .abi import _argument_moves
-from .blocks import emit_ripple_mem
+from .blocks import emit_cond_negate, emit_ripple_mem
 from .errors import AvrmpError
-from .karatsuba import _set_sp_atomic
+from .karatsuba import _add_const, _set_sp_atomic
 from .karatsuba_sqr import emit_top_deferred
 from .kernel import Kernel
 from .program import Label, Mem, Program
@@ -86,32 +86,13 @@ def _ptr_to(p: Program, lo: int, base_slot: int, off: int) -> None:
     """r[lo+1]:r[lo] = (pointer saved at Z+base_slot) + off, Z = SP."""
     p.ldd(lo, Mem("Z", disp=base_slot))
     p.ldd(lo + 1, Mem("Z", disp=base_slot + 1))
-    _add(p, lo, off)
-
-
-def _add(p: Program, lo: int, value: int) -> None:
-    value &= 0xFFFF
-    if not value:
-        return
-    if lo in (24, 26, 28, 30) and value <= 63:
-        p.adiw(lo, value)
-    elif lo >= 16:
-        neg = (-value) & 0xFFFF
-        p.subi(lo, neg & 0xFF)
-        p.sbci(lo + 1, neg >> 8)
-    else:
-        raise AssertionError("pointer arithmetic needs r16..r31")
+    _add_const(p, lo, off)
 
 
 def _frame_ptr(p: Program, lo: int, off: int) -> None:
     """r[lo+1]:r[lo] = SP + 1 + off (Z must hold SP)."""
     p.movw(lo, 30)
-    _add(p, lo, 1 + off)
-
-
-def _sp_to_z(p: Program) -> None:
-    p.in_(30, 0x3D, comment="Z = SP: the frame is at Z+1")
-    p.in_(31, 0x3E)
+    _add_const(p, lo, 1 + off)
 
 
 def _call(p: Program, label: str, far: bool) -> None:
@@ -131,7 +112,7 @@ def emit_sub_absdiff(p: VProgram, k: int, name: str) -> object:
     at D + k.  Returns the mask V (0xFF when S_l < S_h)."""
     keep = min(ABSDIFF_KEPT, k)
     p.phase(f"D = {name}_l - {name}_h ({k} bytes, the first {keep} kept in registers)")
-    _add(p, 30, keep)  # Z -> D + keep, where the stored bytes start
+    _add_const(p, 30, keep)  # Z -> D + keep, where the stored bytes start
     kept = []
     for col in range(k):
         x, y = p.v("x"), p.v("y")
@@ -144,7 +125,7 @@ def emit_sub_absdiff(p: VProgram, k: int, name: str) -> object:
             p.st(Mem("Z", "+"), x)
     mask = p.v("mask")
     p.sbc(mask, mask, comment="mask = 0xFF when the subtraction borrowed")
-    _add(p, 30, -k)
+    _add_const(p, 30, -k)
     p.phase(f"D = (D xor mask) - mask ({k} bytes)")
     for col in range(k):
         if col < keep:
@@ -222,6 +203,12 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
             p.cp(zero, t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
         chain("cm", u, m_byte, first, False, "adc")
 
+    def sign_byte(dst, src, comment: str) -> None:
+        """dst = 0xFF if src (a small signed value) is negative, else 0."""
+        p.mov(dst, src)
+        p.lsl(dst)
+        p.sbc(dst, dst, comment=comment)
+
     def lazy(ptr: str, name: str, first: int, at: int = 0):
         """A byte source for chain(): byte q loaded when the chain reaches it."""
         return lambda q: load(ptr, 1, name, first + q, at + q)[0]
@@ -293,13 +280,10 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
             if t is None:
                 p.sub(s, d_m, comment="s = c - d_M")
             else:
-                p.eor(d_m, t)
-                p.sub(d_m, t, comment="-d_M when M is subtracted")
+                emit_cond_negate(p, [d_m], t)  # -d_M when M is subtracted
                 p.add(s, d_m, comment="s = c -/+ d_M")
             ext = p.v("sign")
-            p.mov(ext, s)
-            p.lsl(ext)
-            p.sbc(ext, ext, comment="its sign byte")
+            sign_byte(ext, s, "its sign byte")
             p.add(u[0], s)
             for x in u[1:]:
                 p.adc(x, ext)
@@ -327,9 +311,7 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
             p.add(d, t, comment="+ M's sign extension")
         if ext is not zero:
             p.add(d, ext, comment="the signed addend goes on into the top bytes")
-        p.mov(f, d)
-        p.lsl(f)
-        p.sbc(f, f, comment="f = sign of d (d is -2..4)")
+        sign_byte(f, d, "f = sign of d (d is -2..4)")
     if defer:
         emit_top_deferred(p, d, f, 28, 0)
         return p
@@ -386,7 +368,7 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     p.in_(28, 0x3D)
     p.in_(29, 0x3E)
     if alloc:
-        _add(p, 28, -alloc)
+        _add_const(p, 28, -alloc)
         _set_sp_atomic(p)
     slots = frame_shift(p, 28, origin)
     names = ("r", "a", "b") if mul else ("r", "a")
@@ -436,7 +418,7 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
         p.phase("release the frames")
         p.in_(28, 0x3D)
         p.in_(29, 0x3E)
-        _add(p, 28, alloc)
+        _add_const(p, 28, alloc)
         _set_sp_atomic(p)
     p.ret()
 
