@@ -226,3 +226,39 @@ def _path_cycles(p, t: bool) -> int:
         if it.mnemonic == "rjmp":
             k = where[it.operands[0]]
     return total
+
+
+def test_pushed_pointer_lends_its_registers_and_keeps_its_memory() -> None:
+    """Between push_pointer and pop_pointer the pointer's registers hold values and nothing is
+    read or written through it; values loaded through it before are reloaded after the pop
+    instead of being spilled."""
+    from avrmp.isa import Instr, Mem
+    from avrmp.program import Program
+    from avrmp.vreg import VProgram, allocate
+
+    vp = VProgram()
+    e = vp.vs(2, "e")
+    for i, v in enumerate(e):
+        vp.ldd(v, Mem("Z", disp=i))
+    vp.push_pointer("Z")
+    xs = vp.vs(5, "x")  # five registers in all: both e leave
+    for v in xs:
+        vp.ldi(v, 1)
+    for v in xs[1:]:
+        vp.add(xs[0], v)
+    vp.pop_pointer("Z")
+    vp.add(e[0], e[1])
+    vp.add(e[0], xs[0])
+    vp.std(Mem("Z", disp=0), e[0])
+    out = Program()
+    allocate(vp, [16, 17, 18], out, spill_slots=[Mem("Z", disp=5)])
+    ins = [i for i in out.items if isinstance(i, Instr)]
+    text = [(i.mnemonic, i.operands) for i in ins]
+    push = text.index(("push", (31,)))
+    pop = text.index(("pop", (31,)))
+    assert text[pop + 1] == ("pop", (30,))
+    between = ins[push + 1 : pop]
+    assert not any(isinstance(o, Mem) for i in between for o in i.operands)
+    assert {30, 31} & {i.operands[0] for i in between if i.mnemonic == "ldi"}
+    after = [i for i in ins[pop:] if i.mnemonic == "ldd"]
+    assert {i.operands[1].disp for i in after} == {0, 1}

@@ -303,6 +303,9 @@ def emit_base(
     combine_keep_c: bool = True,
     premask: bool = False,
     outer: OuterCombine | None = None,
+    y_early: bool = False,
+    push_z: str = "",
+    swap_m: bool = False,
 ) -> list[V] | None:
     """One Karatsuba level in registers for m-byte operands (see module docstring).
 
@@ -319,7 +322,11 @@ def emit_base(
     (wider chunks park carries less often but keep more bytes live); combine_keep_c: its last
     carry stays in C for the top bytes instead of being parked (Combination keep_c).  premask
     (branch-free parent): XOR the product with the parent's t before the combination and keep t
-    in the T flag, so the combination needs no mask register."""
+    in the T flag, so the combination needs no mask register.  y_early: Y is given up (or pointed
+    at the scratch) between A_h's loads and B_h's, so B_h's last bytes need not push values
+    out.  push_z: Z is pushed during Hbar ("h") or Hbar and M ("hm"): two more registers for
+    the products, four cycles each way (spills then have no room in the result buffer).
+    swap_m: M's rows run over |B_l - B_h| instead of |A_l - A_h| (which bytes die first)."""
     k = (m + 1) // 2
     h = m - k
     zero, zero_hi = emit_zero(p, pair_zero)
@@ -354,10 +361,13 @@ def emit_base(
     carry_e = emit_low_half(p, L[:k], addend, out_off, not parent, zero, fold_e1=fold_e1)
 
     a_hi = a_all[k:] if a.absdiff else _load_y(p, a.off, range(k, m), "a")
+    free_y = not a.absdiff and free_pointers
+    if free_y and y_early:
+        _free_y(p, scratch, scratch_off)
     b_hi = b_all[k:] if b.absdiff else _load_x(p, h, "b", k)
     if not b.absdiff and free_pointers:
         p.release(26, 27)
-    if not a.absdiff and free_pointers:
+    if free_y and not y_early:
         _free_y(p, scratch, scratch_off)
     p.phase("|A_l - A_h|, |B_l - B_h|, t")
     mask_al = emit_abs_diff(p, a_lo, a_hi, zero)
@@ -368,11 +378,22 @@ def emit_base(
     if t_in_flag:  # early, to free t's register (an inner Karatsuba level would clobber T)
         p.bst(t, 0, comment="T = t")
 
+    if parent or node is not None or isinstance(addend, int):
+        push_z = ""  # Z is needed meanwhile
+    if push_z:
+        p.comment("the result pointer waits on the stack: Z's registers join the products")
+        p.push_pointer("Z")
+
     p.phase(f"Hbar = A_h * B_h + L_1 ({h}x{h} bytes)")
     Hb = emit_mul_regs(p, a_hi, b_hi, zero, variant, L[k:], rows_upto=rows_h, **inner)
+    if push_z == "h":
+        p.pop_pointer("Z")
 
     p.phase(f"M = |A_l - A_h| * |B_l - B_h| ({k}x{k} bytes)")
-    M = emit_mul_regs(p, a_lo, b_lo, zero, variant, (), rows_upto=rows_m, **inner)
+    M = emit_mul_regs(p, *((b_lo, a_lo) if swap_m else (a_lo, b_lo)), zero, variant, (),
+                      rows_upto=rows_m, **inner)
+    if push_z == "hm":
+        p.pop_pointer("Z")
 
     u, d = emit_u(p, L, Hb, m, carry_e, addend, parent, zero,
                   folded=fold_e1 and addend is not None)
@@ -777,12 +798,14 @@ def _run_base(p: Program, spill: list[Mem], variant: str, *args, labels: Program
     _run_best(p, spill, variant, scratch, args[0],
               lambda vp, v, **opts: emit_base(vp, *args, variant=v, **opts, **kw), labels,
               addend=kw.get("addend") is not None, parent=parent,
-              keep_scratch=kw.get("outer") is not None)
+              keep_scratch=kw.get("outer") is not None,
+              own_z=not parent and not isinstance(kw.get("addend"), int)
+              and kw.get("node") is None)
 
 
 def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, emit,
               labels: Program | None = None, addend: bool = True, parent: bool = False,
-              keep_scratch: bool = False) -> None:
+              keep_scratch: bool = False, own_z: bool = False) -> None:
     """Emit a block in its cheapest form; emit(vp, variant, **options) takes emit_base's options.
     Tried: spilling into the frame's scratch or not, an extra Karatsuba level inside the register
     products of 7 bytes and more or not, the row-wise block for products longer than ROWS_UPTO bytes or product scanning for
@@ -790,7 +813,9 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
     carry ripple) or late, (branch-free) parking t in the T flag or in a register (t_flag), and
     for a parent base the chunk width of its combination (combine_w), whether its last carry stays
     in C (combine_keep_c: one cycle, but the allocation differs) and (branch-free) masking M
-    before it (premask); each is allocated with and without moving values to free register pairs
+    before it (premask), and where Z is the block's own result pointer, freeing Y early
+    (y_early), pushing Z during the products (push_z) and M's row operand (swap_m); each is
+    allocated with and without moving values to free register pairs
     for MOVW (vreg._defragment) and with two eviction preferences (CLEAN_BIAS); a branched block that cannot be allocated falls back to branch-free
     arithmetic (still constant time)."""
     best = None
@@ -812,10 +837,18 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
             "combine_w": (2, 4, 8) if parent else (4,),
             "combine_keep_c": (True, False) if parent else (True,),
             "premask": (False, True) if parent and bf else (False,),
+            # Where Z is the block's own result pointer (own_z): freeing Y before B_h's loads,
+            # pushing Z during the products, M's rows over the other operand.
+            "y_early": (False, True) if own_z else (False,),
+            "push_z": ("", "hm") if own_z else ("",),
+            "swap_m": (False, True) if own_z else (False,),
         }
         for values in itertools.product(*options.values()):
+            opts = dict(zip(options, values))
+            if opts["y_early"] and opts["scratch"]:
+                continue  # Y then holds the frame pointer either way: no register to gain
             vp = VProgram()
-            emit(vp, v, **dict(zip(options, values)))
+            emit(vp, v, **opts)
             for bias in CLEAN_BIAS:
                 stats: dict = {}
                 for defragment in (False, True):

@@ -85,7 +85,7 @@ class VProgram(Emitter):
     """Like Program, but register operands may be virtual registers."""
 
     def __init__(self) -> None:
-        self.items: list[VInstr | Label | Comment | Lend | Release | SignedArm] = []
+        self.items: list[VInstr | Label | Comment | Lend | Release | Claim | SignedArm] = []
         self._count = 0
         self._labels = 0
 
@@ -133,6 +133,20 @@ class VProgram(Emitter):
     def release(self, *regs: int) -> None:
         self.items.append(Release(tuple(regs)))
 
+    def push_pointer(self, ptr: str) -> None:
+        """Push a pointer; its registers join the pool until pop_pointer.  Memory reached
+        through it keeps its contents meanwhile: values there are reloaded after the pop, not
+        rescued now."""
+        lo, hi = _PTRS[ptr]
+        self.push(lo)
+        self.push(hi)
+        self.items.append(Release((lo, hi), until_claim=True))
+
+    def pop_pointer(self, ptr: str) -> None:
+        """The pointer's registers leave the pool again (values there move out by MOV) and it is
+        popped; memory lent through it is spill room again."""
+        self.items.append(Claim(_PTRS[ptr]))
+
 
 @dataclass(frozen=True)
 class Lend:
@@ -151,6 +165,14 @@ class SignedArm:
 @dataclass(frozen=True)
 class Release:
     """From here on these physical registers (a pointer no longer needed) join the pool."""
+
+    regs: tuple[int, ...]
+    until_claim: bool = False
+
+
+@dataclass(frozen=True)
+class Claim:
+    """These physical registers leave the pool again and are popped (VProgram.pop_pointer)."""
 
     regs: tuple[int, ...]
 
@@ -207,6 +229,7 @@ def allocate(
         i = bisect.bisect_left(at, after)
         return at[i] if i < len(at) else end + 1
 
+    spill_slots = list(spill_slots)
     slot_free_until: dict[Mem, int] = {m: first_store(m, 0) for m in spill_slots}
     slots_in_use: dict[Mem, int] = {}  # slot -> V.id spilled there
     # A value headed for a lent slot (its final store) can be spilled straight there; that final
@@ -220,6 +243,15 @@ def allocate(
     by_id = {v.id: v for reads, writes in effects for v in (*reads, *writes)}
     free = list(pool)
     cursor = {vid: 0 for vid in uses}
+
+    suspended: dict[str, int] = {}  # pointer released until_claim -> position of its Claim
+    reclaimed: dict[int, int] = {}  # its registers -> the same position
+
+    def clean_at(vid: int, pos: int) -> bool:
+        """Whether evicting vid needs no store: its memory copy can be reloaded when needed."""
+        mem = st.clean.get(vid)
+        return mem is not None and (mem.ptr not in suspended
+                                    or next_use(vid, pos) > suspended[mem.ptr])
 
     def next_use(vid: int, pos: int) -> int:
         lst = uses.get(vid, [])
@@ -250,16 +282,18 @@ def allocate(
             if death is not None:
                 # Pair-friendly: fill a hole whose partner is freed about when this value dies,
                 # so aligned pairs (MOVW targets) come free whole; break a free pair last.
+                # A pushed pointer's registers only for values dead before it comes back.
                 def score(r: int) -> tuple:
+                    back = death > reclaimed.get(r, 10**9)
                     if r ^ 1 in free:
-                        return (1, 0)
+                        return (back, 1, 0)
                     partner = st.holder.get(r ^ 1)  # None: outside the pool, never pairs
-                    return (0, abs(last_use(partner.id) - death) if partner else 0)
+                    return (back, 0, abs(last_use(partner.id) - death) if partner else 0)
                 reg = min(cands, key=score)
             free.remove(reg)
             return reg
         victims = [
-            (next_use(v.id, pos), v.id in st.clean, r)
+            (next_use(v.id, pos), clean_at(v.id, pos), r)
             for r, v in st.holder.items()
             if v.id not in pinned and (not want_h or r >= 16)
         ]
@@ -272,7 +306,7 @@ def allocate(
         nu, _, reg = max(victims, key=lambda v: (v[1], v[0]) if spill_scarce
                          else (v[0] + (clean_bias if v[1] else 0), v[1], v[2]))
         v = st.holder[reg]
-        if nu < 10**9 and v.id not in st.clean:
+        if nu < 10**9 and not clean_at(v.id, pos):
             slot = None
             store_pos, home = final_store.get(v.id, (-1, None))
             if (home in slot_free_until and home not in slots_in_use
@@ -330,6 +364,21 @@ def allocate(
         if isinstance(it, Comment):
             out.items.append(it)
             continue
+        if isinstance(it, Release) and it.until_claim:
+            ptrs = {p for p, pair in _PTRS.items() if set(pair) <= set(it.regs)}
+            claim = next(q for q in range(pos, end) if isinstance(items[q], Claim)
+                         and set(items[q].regs) == set(it.regs))
+            for ptr in ptrs:
+                suspended[ptr] = claim
+            reclaimed.update((r, claim) for r in it.regs)
+            for vid, mem in list(st.clean.items()):  # needed before the claim: back in now
+                if mem.ptr in ptrs and vid not in st.reg_of and next_use(vid, pos) < claim:
+                    place(by_id[vid], pos, {vid}, reload=True)
+            for m in list(slot_free_until):  # slots in use keep their values (slots_in_use)
+                if m.ptr in ptrs:
+                    del slot_free_until[m]
+            free.extend(r for r in it.regs if r not in free and r not in st.holder)
+            continue
         if isinstance(it, Release):
             rescue({p for p, pair in _PTRS.items() if set(pair) & set(it.regs)}, pos, set())
             for m in list(slot_free_until):  # memory reached through that pointer is gone
@@ -339,6 +388,27 @@ def allocate(
                 if set(_PTRS[mem.ptr]) & set(it.regs):
                     del st.clean[vid]
             free.extend(r for r in it.regs if r not in free and r not in st.holder)
+            continue
+        if isinstance(it, Claim):
+            for r in it.regs:
+                if r in free:
+                    free.remove(r)
+            for r in it.regs:
+                v = st.holder.get(r)
+                if v is not None:
+                    release(r)
+                    free.remove(r)
+                    to = place(v, pos, {v.id}, reload=False)
+                    out.mov(to, r, comment=f"move {v.name}: the pointer comes back")
+            for r in reversed(it.regs):
+                out.pop(r)
+            for ptr in [q for q, pair in _PTRS.items() if set(pair) <= set(it.regs)]:
+                suspended.pop(ptr, None)
+            for r in it.regs:
+                reclaimed.pop(r, None)
+            for m in spill_slots:  # lent through the restored pointer: room again
+                if set(_PTRS[m.ptr]) <= set(it.regs) and first_store(m, pos) > pos:
+                    slot_free_until[m] = first_store(m, pos)
             continue
         if isinstance(it, Lend):
             for m in it.slots:
@@ -358,7 +428,8 @@ def allocate(
         for v in reads:
             place(v, pos, pinned, reload=True)
         if it.mnemonic == "copy_pair":
-            if not _emit_copy_pair(it, st, free, out, pos, pinned, place, last_use, defragment) \
+            if not _emit_copy_pair(it, st, free, out, pos, pinned, place, last_use, defragment,
+                                   reclaimed) \
                     and stats is not None:
                 stats["split_pairs"] = stats.get("split_pairs", 0) + 1
         elif it.mnemonic == "clr_pair":
@@ -382,7 +453,8 @@ def allocate(
             stored = it.operands[1] if it.mnemonic == "std" else None
             if not (isinstance(stored, V) and st.clean.get(stored.id) == it.operands[0]):
                 written = instr_effects(it.mnemonic, ops)[1]
-                moved = {p for p, (lo, hi) in _PTRS.items() if lo in written or hi in written}
+                moved = {p for p, (lo, hi) in _PTRS.items()
+                         if (lo in written or hi in written) and p not in suspended}
                 if moved:
                     rescue(moved, pos, pinned)
                     ops = tuple(st.reg_of[o.id] if isinstance(o, V) else q
@@ -453,14 +525,19 @@ def _emit_signed_arm(out: Program, start: int, signed: set[int], labels: Program
     out.label(join)
 
 
-def _emit_copy_pair(it, st, free, out, pos, pinned, place, last_use, defragment: bool) -> bool:
-    """d1:d0 = s1:s0 by one MOVW where the registers allow, else two MOVs (returns False)."""
+def _emit_copy_pair(it, st, free, out, pos, pinned, place, last_use, defragment: bool,
+                    reclaimed: dict[int, int]) -> bool:
+    """d1:d0 = s1:s0 by one MOVW where the registers allow, else two MOVs (returns False).
+    A pushed pointer's pair (reclaimed: register -> where it comes back) is taken last for
+    values that outlive that point."""
     d0, d1, s0, s1 = it.operands
     src = [st.reg_of[s.id] if isinstance(s, V) else s for s in (s0, s1)]
     pair = None
     aligned_src = src[0] % 2 == 0 and src[1] == src[0] + 1
     if d0.id not in st.reg_of and d1.id not in st.reg_of:
-        pair = next((r for r in sorted(free) if r % 2 == 0 and r + 1 in free), None)
+        death = max(last_use(d0.id), last_use(d1.id))
+        pairs = [r for r in sorted(free) if r % 2 == 0 and r + 1 in free]
+        pair = min(pairs, key=lambda r: death > reclaimed.get(r, 10**9), default=None)
         if pair is None and aligned_src and defragment:
             pair = _defragment(st, free, out, pinned, {src[0], src[1]}, last_use)
     if pair is not None and aligned_src:
