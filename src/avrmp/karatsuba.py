@@ -304,7 +304,7 @@ def emit_base(
     premask: bool = False,
     outer: OuterCombine | None = None,
     y_early: bool = False,
-    push_z: str = "",
+    push_z: bool = False,
     swap_m: bool = False,
 ) -> list[V] | None:
     """One Karatsuba level in registers for m-byte operands (see module docstring).
@@ -324,7 +324,7 @@ def emit_base(
     (branch-free parent): XOR the product with the parent's t before the combination and keep t
     in the T flag, so the combination needs no mask register.  y_early: Y is given up (or pointed
     at the scratch) between A_h's loads and B_h's, so B_h's last bytes need not push values
-    out.  push_z: Z is pushed during Hbar ("h") or Hbar and M ("hm"): two more registers for
+    out.  push_z (only where _owns_z): Z is pushed during Hbar and M, two more registers for
     the products, four cycles each way (spills then have no room in the result buffer).
     swap_m: M's rows run over |B_l - B_h| instead of |A_l - A_h| (which bytes die first)."""
     k = (m + 1) // 2
@@ -378,21 +378,18 @@ def emit_base(
     if t_in_flag:  # early, to free t's register (an inner Karatsuba level would clobber T)
         p.bst(t, 0, comment="T = t")
 
-    if parent or node is not None or isinstance(addend, int):
-        push_z = ""  # Z is needed meanwhile
+    assert not push_z or _owns_z(parent, node, addend)
     if push_z:
         p.comment("the result pointer waits on the stack: Z's registers join the products")
         p.push_pointer("Z")
 
     p.phase(f"Hbar = A_h * B_h + L_1 ({h}x{h} bytes)")
     Hb = emit_mul_regs(p, a_hi, b_hi, zero, variant, L[k:], rows_upto=rows_h, **inner)
-    if push_z == "h":
-        p.pop_pointer("Z")
 
     p.phase(f"M = |A_l - A_h| * |B_l - B_h| ({k}x{k} bytes)")
     M = emit_mul_regs(p, *((b_lo, a_lo) if swap_m else (a_lo, b_lo)), zero, variant, (),
                       rows_upto=rows_m, **inner)
-    if push_z == "hm":
+    if push_z:
         p.pop_pointer("Z")
 
     u, d = emit_u(p, L, Hb, m, carry_e, addend, parent, zero,
@@ -799,8 +796,13 @@ def _run_base(p: Program, spill: list[Mem], variant: str, *args, labels: Program
               lambda vp, v, **opts: emit_base(vp, *args, variant=v, **opts, **kw), labels,
               addend=kw.get("addend") is not None, parent=parent,
               keep_scratch=kw.get("outer") is not None,
-              own_z=not parent and not isinstance(kw.get("addend"), int)
-              and kw.get("node") is None)
+              own_z=_owns_z(parent, kw.get("node"), kw.get("addend")))
+
+
+def _owns_z(parent: bool, node: NodeAddend | None, addend) -> bool:
+    """Whether a base uses Z only for its own result, so Z may be pushed during its products:
+    not for a parent's combination, a node's addend or an addend in memory."""
+    return not parent and node is None and not isinstance(addend, int)
 
 
 def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, emit,
@@ -840,7 +842,7 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
             # Where Z is the block's own result pointer (own_z): freeing Y before B_h's loads,
             # pushing Z during the products, M's rows over the other operand.
             "y_early": (False, True) if own_z else (False,),
-            "push_z": ("", "hm") if own_z else ("",),
+            "push_z": (False, True) if own_z else (False,),
             "swap_m": (False, True) if own_z else (False,),
         }
         for values in itertools.product(*options.values()):

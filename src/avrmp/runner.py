@@ -82,7 +82,6 @@ def host_binary() -> Path:
             [cc, "-O2", "-std=gnu99", "-w", str(csrc), "-o", str(tmp_bin), "-lsimavr", "-lelf"],
             capture_output=True,
             text=True,
-            errors="replace",  # a crashing firmware may make simavr print raw bytes
             check=False,
         )
         if proc.returncode != 0:
