@@ -306,6 +306,8 @@ def emit_base(
     y_early: bool = False,
     push_z: bool = False,
     swap_m: bool = False,
+    diff_early: bool = False,
+    push_xy: bool = False,
 ) -> list[V] | None:
     """One Karatsuba level in registers for m-byte operands (see module docstring).
 
@@ -326,7 +328,13 @@ def emit_base(
     at the scratch) between A_h's loads and B_h's, so B_h's last bytes need not push values
     out.  push_z (only where _owns_z): Z is pushed during Hbar and M, two more registers for
     the products, four cycles each way (spills then have no room in the result buffer).
-    swap_m: M's rows run over |B_l - B_h| instead of |A_l - A_h| (which bytes die first)."""
+    swap_m: M's rows run over |B_l - B_h| instead of |A_l - A_h| (which bytes die first).
+    diff_early: |A_l - A_h| is taken before B_h is loaded, so A_h's bytes (clean copies of the
+    operand, each needed once more in its Hbar row) are the first to make room for B_h.
+    push_xy (with keep_high and not free_pointers): X and Y wait on the stack from the last
+    operand loads to the end, so the next base finds them where it needs them and this one has
+    four more registers."""
+    assert not push_xy or (keep_high and not free_pointers and not a.absdiff and not b.absdiff)
     k = (m + 1) // 2
     h = m - k
     zero, zero_hi = emit_zero(p, pair_zero)
@@ -361,16 +369,25 @@ def emit_base(
     carry_e = emit_low_half(p, L[:k], addend, out_off, not parent, zero, fold_e1=fold_e1)
 
     a_hi = a_all[k:] if a.absdiff else _load_y(p, a.off, range(k, m), "a")
+    if push_xy:
+        p.push_pointer("Y")
+    if diff_early:
+        p.phase("|A_l - A_h|")
+        mask_al = emit_abs_diff(p, a_lo, a_hi, zero)
     free_y = not a.absdiff and free_pointers
     if free_y and y_early:
         _free_y(p, scratch, scratch_off)
     b_hi = b_all[k:] if b.absdiff else _load_x(p, h, "b", k)
     if not b.absdiff and free_pointers:
         p.release(26, 27)
+    if push_xy:
+        p.comment("the operand pointers wait on the stack for the next base")
+        p.push_pointer("X")
     if free_y and not y_early:
         _free_y(p, scratch, scratch_off)
-    p.phase("|A_l - A_h|, |B_l - B_h|, t")
-    mask_al = emit_abs_diff(p, a_lo, a_hi, zero)
+    p.phase("|B_l - B_h|, t" if diff_early else "|A_l - A_h|, |B_l - B_h|, t")
+    if not diff_early:
+        mask_al = emit_abs_diff(p, a_lo, a_hi, zero)
     mask_bl = emit_abs_diff(p, b_lo, b_hi, zero)
     p.eor(mask_al, mask_bl)
     t = mask_al
@@ -408,6 +425,9 @@ def emit_base(
                              zero)
         else:
             _store_z(p, out_off + k, u[: m - k], "r")
+        if push_xy:
+            p.pop_pointer("X")
+            p.pop_pointer("Y")
         return (u + top)[m - k :]
     if not parent:
         _store_z(p, out_off + k, u + top, "r")
@@ -807,7 +827,8 @@ def _owns_z(parent: bool, node: NodeAddend | None, addend) -> bool:
 
 def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, emit,
               labels: Program | None = None, addend: bool = True, parent: bool = False,
-              keep_scratch: bool = False, own_z: bool = False) -> None:
+              keep_scratch: bool = False, own_z: bool = False,
+              pointers_wait: bool = False) -> None:
     """Emit a block in its cheapest form; emit(vp, variant, **options) takes emit_base's options.
     Tried: spilling into the frame's scratch or not, an extra Karatsuba level inside the register
     products of 7 bytes and more or not, the row-wise block for products longer than ROWS_UPTO bytes or product scanning for
@@ -816,7 +837,8 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
     for a parent base the chunk width of its combination (combine_w), whether its last carry stays
     in C (combine_keep_c: one cycle, but the allocation differs) and (branch-free) masking M
     before it (premask), and where Z is the block's own result pointer, freeing Y early
-    (y_early), pushing Z during the products (push_z) and M's row operand (swap_m); each is
+    (y_early), pushing Z during the products (push_z) and M's row operand (swap_m), and taking
+    |A_l - A_h| before or after B_h's loads (diff_early); each is
     allocated with and without moving values to free register pairs
     for MOVW (vreg._defragment) and with two eviction preferences (CLEAN_BIAS); a branched block that cannot be allocated falls back to branch-free
     arithmetic (still constant time)."""
@@ -844,7 +866,8 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
             "y_early": (False, True) if own_z else (False,),
             "push_z": (False, True) if own_z else (False,),
             "swap_m": (False, True) if own_z else (False,),
-        }
+            "diff_early": (False, True),
+        } | ({"push_xy": (False, True)} if pointers_wait else {})
         for values in itertools.product(*options.values()):
             opts = dict(zip(options, values))
             if opts["y_early"] and opts["scratch"]:
@@ -973,9 +996,9 @@ def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str,
     block folds it in.  Returns where Z points afterwards (None: unknown)."""
     r = node.r_off if node else 0
 
-    def both(vp: VProgram, v: str, scratch: int, **opts) -> None:
+    def both(vp: VProgram, v: str, scratch: int, push_xy: bool, **opts) -> None:
         l1 = emit_base(vp, k, Src(), Src(), v, out_off=r, keep_high=True, free_pointers=False,
-                       node=node, **opts)
+                       node=node, push_xy=push_xy, **opts)
         vp.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1, L_1 still in registers ===")
         vp.adiw(28, k, comment="Y -> A_h; X already points at B_h")
         emit_base(vp, k, Src(), Src(), v, out_off=r + 2 * k, addend=l1, scratch=scratch,
@@ -986,7 +1009,7 @@ def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str,
         if framed:
             set_pointers(joint, entry, z_at=z_at, X=b, Y=a, Z=out + -r)
         _run_best(joint, _z_slots(r + (k + 1) // 2, r + 4 * k), variant,
-                  SCRATCH if framed else scratch, k, both, labels=p)
+                  SCRATCH if framed else scratch, k, both, labels=p, pointers_wait=True)
     except AllocationError:
         if not framed or node:
             raise

@@ -239,6 +239,13 @@ def allocate(
         it = items[pos]
         if isinstance(it, VInstr) and it.mnemonic == "std" and isinstance(it.operands[1], V):
             final_store.setdefault(it.operands[1].id, (pos, it.operands[0]))
+    # A register cleared once and then only read (a zero register) is never spilled: evicting it
+    # is free and CLR brings it back (CLR leaves C alone, and no block tests Z across it).
+    writers: dict[int, list[str]] = {}
+    for pos, (reads, writes) in enumerate(effects):
+        for v in writes:
+            writers.setdefault(v.id, []).append(items[pos].mnemonic)
+    remat = {vid for vid, ms in writers.items() if ms == ["clr"]}
     st = _State()
     by_id = {v.id: v for reads, writes in effects for v in (*reads, *writes)}
     free = list(pool)
@@ -249,6 +256,8 @@ def allocate(
 
     def clean_at(vid: int, pos: int) -> bool:
         """Whether evicting vid needs no store: its memory copy can be reloaded when needed."""
+        if vid in remat:
+            return True
         mem = st.clean.get(vid)
         return mem is not None and (mem.ptr not in suspended
                                     or next_use(vid, pos) > suspended[mem.ptr])
@@ -341,9 +350,12 @@ def allocate(
         reg = take(pos, pinned, death=last_use(v.id))
         if reload:
             mem = st.clean.get(v.id)
-            if mem is None:
+            if v.id in remat:
+                out.clr(reg, comment=f"recreate {v.name}")
+            elif mem is None:
                 raise AllocationError(f"{v} read before it was defined")
-            out.ldd(reg, mem, comment=f"reload {v.name}")
+            else:
+                out.ldd(reg, mem, comment=f"reload {v.name}")
         st.reg_of[v.id] = reg
         st.holder[reg] = v
         return reg
