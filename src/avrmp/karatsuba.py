@@ -107,12 +107,12 @@ def emit_signed_add(p: VProgram, u: list[V], m: list[V], t: V, zero: V, variant:
             t = p.v("t")
             p.clr(t)
             p.bld(t, 0)
-            p.dec(t, comment="t = 0xFF now means: subtract M")
+            p.subi(t, 1, comment="t = 0xFF now means: subtract M; C = 1 then")
         else:
             p.com(t, comment="t = 0xFF now means: subtract M")
-        for mi in m:
+            p.cp(zero, t, comment="C = 1 when t = 0xFF")
+        for mi in m:  # EOR leaves C alone: (m xor t) + C = -m when t = 0xFF
             p.eor(mi, t)
-        p.cp(zero, t, comment="C = t: (m xor t) + t = -m when t = 0xFF")
         for i, ui in enumerate(u):
             p.adc(ui, m[i] if i < len(m) else t)
         p.adc(d, t, comment="d = carries + sign extension")
@@ -128,6 +128,31 @@ def emit_signed_add(p: VProgram, u: list[V], m: list[V], t: V, zero: V, variant:
     p.sbc(f, f)
     p.arm_end()
     return f
+
+
+def emit_middle(p: VProgram, u: list[V], m: list[V], top: list[V], t: V, zero: V, variant: str,
+                d: V, t_in_flag: bool, negated: bool) -> None:
+    """u -= (-1)^t m (emit_signed_add), then top += the merged carry and borrow (emit_ripple).
+
+    negated (branched, d = -carry from emit_u): the top bytes join the signed arm, where d is
+    already the right operand: the subtracting copy takes top - d - borrow with d its own sign
+    extension; the adding copy first negates d and takes top + d + carry.  Three cycles less
+    than merging (d, f) before the ripple, and the NEG balances the RJMP."""
+    if not negated:
+        f = emit_signed_add(p, u, m, t, zero, variant, d, t_in_flag)
+        if top:
+            emit_ripple(p, top, d, f)
+        return
+    assert variant == "branched"
+    if not t_in_flag:
+        p.bst(t, 0, comment="T = t")
+    p.arm_begin()
+    p.arm_pair(("neg", d), (), comment="d = +carry")
+    for i, ui in enumerate(u):
+        p.signed("add" if i == 0 else "adc", ui, m[i] if i < len(m) else zero)
+    for j, x in enumerate(top):
+        p.arm_pair(("adc", x, d if j == 0 else zero), ("sbc", x, d))
+    p.arm_end()
 
 
 def emit_ripple(p: VProgram, h: list[V], d: V, f: V) -> None:
@@ -170,12 +195,12 @@ def emit_mul_regs(p: VProgram, a: list[V], b: list[V], zero: V, variant: str,
         p.bst(t, 0, comment="T = t")
     Hb = emit_mul_regs(p, a[k:], b[k:], zero, variant, L[k:], **opts)
     M = emit_mul_regs(p, a[:k], b[:k], zero, variant, (), **opts)
-    u, d = emit_u(p, L, Hb, m, carry_e, addend, addend is None, zero, folded=fold)
-    f = emit_signed_add(p, u, M, t, zero, variant, d, t_in_flag)
     top = Hb[k : 2 * h]
     assert len(top) == 2 * m - 3 * k
-    if top:
-        emit_ripple(p, top, d, f)
+    negated = variant == "branched" and addend is None and bool(top)
+    u, d = emit_u(p, L, Hb, m, carry_e, addend, addend is None, zero, folded=fold,
+                  negated=negated)
+    emit_middle(p, u, M, top, t, zero, variant, d, t_in_flag, negated)
     return low + u + top
 
 
@@ -251,11 +276,13 @@ def emit_low_half(p: VProgram, l0: list[V], addend, out_off: int, store: bool | 
 
 
 def emit_u(p: VProgram, L: list[V], Hb: list[V], m: int, carry_e: V | None, addend,
-           keep_low: bool, zero: V, folded: bool = False) -> tuple[list[V], V]:
+           keep_low: bool, zero: V, folded: bool = False,
+           negated: bool = False) -> tuple[list[V], V]:
     """U = (L_0 | Hbar_lo) + Hbar (+ E_1 and the carry of L_0 + E_0 with an addend), built in
     place over L_0 and Hbar_lo (over a copy of L_0 when keep_low: L_0 is still needed).
     folded: L_0's registers already hold L_0 + E_1 and carry_e belongs at U's byte k.
-    Returns U and d, the register collecting U's carries."""
+    Returns U and d, the register collecting U's carries; negated (no addend: one carry): d
+    holds minus the carry, 0x00 or 0xFF, its own sign extension (see emit_middle)."""
     k = (m + 1) // 2
     p.phase("U = (L_0 | Hbar_lo) + Hbar")
     low = _copy(p, L[:k]) if keep_low else L[:k]
@@ -265,6 +292,10 @@ def emit_u(p: VProgram, L: list[V], Hb: list[V], m: int, carry_e: V | None, adde
         p.lsr(carry_e, comment="C = carry of L_0 + E_0")
     emit_add_chain(p, u, Hb[: 2 * k], zero, carry_in=carry_in)
     d = p.v("d")
+    if negated:
+        assert addend is None and carry_e is None
+        p.sbc(d, d, comment="d = -carry")
+        return u, d
     p.clr(d)
     p.rol(d)
     if folded and carry_e is not None:
@@ -409,15 +440,13 @@ def emit_base(
     if push_z:
         p.pop_pointer("Z")
 
-    u, d = emit_u(p, L, Hb, m, carry_e, addend, parent, zero,
-                  folded=fold_e1 and addend is not None)
-    p.phase("U -/+= M; merge carry, borrow and sign into (d, f)")
-    f = emit_signed_add(p, u, M, t, zero, variant, d, t_in_flag)
     top = Hb[k : 2 * h]
     assert len(top) == 2 * m - 3 * k
-    if top:
-        p.phase("top bytes: Hbar_hi + (d, f)")
-        emit_ripple(p, top, d, f)
+    negated = variant == "branched" and addend is None and bool(top)
+    u, d = emit_u(p, L, Hb, m, carry_e, addend, parent, zero,
+                  folded=fold_e1 and addend is not None, negated=negated)
+    p.phase("U -/+= M, then the top bytes Hbar_hi + carry -/+ borrow")
+    emit_middle(p, u, M, top, t, zero, variant, d, t_in_flag, negated)
     product = L[:k] + u + top
     if keep_high:
         if node is not None:  # U was built over L_0: its bytes come back from memory

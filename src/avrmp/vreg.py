@@ -38,6 +38,9 @@ class VInstr:
     operands: tuple
     comment: str = ""
     signed: bool = False  # ADD/ADC here, SUB/SBC in the subtracting copy of a SignedArm
+    # With `signed`: what the subtracting copy has instead, (mnemonic, operands), or () for
+    # nothing (None: the SUB/SBC counterpart).
+    alt: tuple | None = None
 
 
 # In a SignedArm's subtracting copy: what each signed instruction becomes.
@@ -58,6 +61,10 @@ _SAME_DEFINES = {"eor", "sub", "sbc"}
 
 
 def _reads_writes(ins: VInstr) -> tuple[list[V], list[V]]:
+    if ins.alt:  # both copies of a signed arm use the same registers
+        r0, w0 = _reads_writes(VInstr(ins.mnemonic, ins.operands))
+        r1, w1 = _reads_writes(VInstr(ins.alt[0], ins.alt[1]))
+        return list(dict.fromkeys(r0 + r1)), list(dict.fromkeys(w0 + w1))
     if ins.mnemonic == "clr_pair":
         return [], list(ins.operands)
     if ins.mnemonic == "copy_pair":
@@ -114,6 +121,12 @@ class VProgram(Emitter):
         if mnemonic not in _SUBTRACTING:
             raise IsaError(f"{mnemonic} has no subtracting counterpart")
         self.items.append(VInstr(mnemonic, tuple(operands), comment, signed=True))
+
+    def arm_pair(self, add: tuple, sub: tuple, comment: str = "") -> None:
+        """Inside a SignedArm: (mnemonic, *operands) `add` in the adding copy, `sub` in the
+        subtracting one (an empty tuple: nothing there)."""
+        alt = (sub[0], tuple(sub[1:])) if sub else ()
+        self.items.append(VInstr(add[0], tuple(add[1:]), comment, signed=True, alt=alt))
 
     def arm_begin(self) -> None:
         """Code up to arm_end is emitted twice: as written if the T flag is set, with the signed
@@ -246,6 +259,10 @@ def allocate(
         for v in writes:
             writers.setdefault(v.id, []).append(items[pos].mnemonic)
     remat = {vid for vid, ms in writers.items() if ms == ["clr"]}
+    # Values some instruction needs in r16..r31 (SUBI, ANDI, ...) live there all along.
+    high = {o.id for it in items if isinstance(it, VInstr) and it.mnemonic in _SPEC
+            for kind, o in zip(_SPEC[it.mnemonic][0], it.operands)
+            if kind == "h" and isinstance(o, V)}
     st = _State()
     by_id = {v.id: v for reads, writes in effects for v in (*reads, *writes)}
     free = list(pool)
@@ -286,6 +303,17 @@ def allocate(
 
     def take(pos: int, pinned: set[int], want_h: bool = False, death: int | None = None) -> int:
         cands = [r for r in free if r >= 16] if want_h else free
+        if want_h and not cands and free:  # make room up high by one MOV rather than a spill
+            movable = [r for r, v in st.holder.items()
+                       if r >= 16 and v.id not in pinned and v.id not in high]
+            if movable:
+                reg = max(movable, key=lambda r: next_use(st.holder[r].id, pos))
+                to = min(free, key=lambda r: (reclaimed.get(r, 10**9) < last_use(st.holder[reg].id), r))
+                v = st.holder.pop(reg)
+                free.remove(to)
+                out.mov(to, reg, comment=f"move {v.name}: its register is needed up high")
+                st.reg_of[v.id], st.holder[to] = to, v
+                return reg
         if cands:
             reg = cands[0]
             if death is not None:
@@ -347,7 +375,7 @@ def allocate(
         reg = st.reg_of.get(v.id)
         if reg is not None:
             return reg
-        reg = take(pos, pinned, death=last_use(v.id))
+        reg = take(pos, pinned, want_h=v.id in high, death=last_use(v.id))
         if reload:
             mem = st.clean.get(v.id)
             if v.id in remat:
@@ -361,7 +389,7 @@ def allocate(
         return reg
 
     arm_start: int | None = None  # where the current signed arm's code begins in `out`
-    arm_signed: set[int] = set()  # positions of its signed instructions in `out`
+    arm_signed: dict[int, tuple | None] = {}  # its signed instructions in `out` -> their alt
     labels: dict[str, str] = {}  # block-local label -> unique label in `out`
 
     def label_of(name: str) -> str:
@@ -405,6 +433,14 @@ def allocate(
             for r in it.regs:
                 if r in free:
                     free.remove(r)
+            lo = it.regs[0]
+            pair = next((r for r in sorted(free) if r % 2 == 0 and r + 1 in free), None)
+            if len(it.regs) == 2 and pair is not None and all(r in st.holder for r in it.regs):
+                for r, to in ((lo, pair), (lo + 1, pair + 1)):  # both held: one MOVW
+                    v = st.holder.pop(r)
+                    free.remove(to)
+                    st.reg_of[v.id], st.holder[to] = to, v
+                out.movw(pair, lo, comment="move both out: the pointer comes back")
             for r in it.regs:
                 v = st.holder.get(r)
                 if v is not None:
@@ -428,7 +464,7 @@ def allocate(
             continue
         if isinstance(it, SignedArm):
             if it.begin:
-                arm_start, arm_signed = len(out.items), set()
+                arm_start, arm_signed = len(out.items), {}
             else:
                 _emit_signed_arm(out, arm_start, arm_signed, labels_from or out)
                 arm_start = None
@@ -472,7 +508,8 @@ def allocate(
                     ops = tuple(st.reg_of[o.id] if isinstance(o, V) else q
                                 for o, q in zip(it.operands, ops))
                 if it.signed:
-                    arm_signed.add(len(out.items))
+                    arm_signed[len(out.items)] = it.alt and (it.alt[0], tuple(
+                        st.reg_of[o.id] if isinstance(o, V) else o for o in it.alt[1]))
                 out.emit(it.mnemonic, *ops, comment=it.comment)
                 if moved:  # a moved pointer voids memory copies and slots reached through it
                     for vid, mem in list(st.clean.items()):
@@ -503,10 +540,12 @@ def allocate(
     return {v.id: st.reg_of[v.id] for v in live_out if v.id in st.reg_of}
 
 
-def _emit_signed_arm(out: Program, start: int, signed: set[int], labels: Program) -> None:
+def _emit_signed_arm(out: Program, start: int, signed: dict[int, tuple | None],
+                     labels: Program) -> None:
     """Turn out.items[start:] (the adding arm) into: a jump to it if T is set; its subtracting
-    copy; RJMP past it; the arm.  Both paths take the same cycles (NOP-balanced).  An arm beyond
-    BRTS's reach is entered by BRTC over an RJMP instead."""
+    copy (signed: position -> alt, see VInstr); RJMP past it; the arm.  Both paths take the same
+    cycles (NOPs balance them).  An arm beyond BRTS's reach is entered by BRTC over an RJMP
+    instead."""
     arm = out.items[start:]
     if any(isinstance(item, Label) for item in arm):
         raise AllocationError("a signed arm cannot contain labels")
@@ -520,20 +559,32 @@ def _emit_signed_arm(out: Program, start: int, signed: set[int], labels: Program
         out.rjmp(add_path)
         out.label(sub_path)
 
-    def copy(subtracting: bool) -> None:
+    def copy(subtracting: bool) -> list:
+        items = []
         for k, item in enumerate(arm, start):
-            if isinstance(item, Instr):
-                mnemonic = _SUBTRACTING[item.mnemonic] if subtracting and k in signed \
-                    else item.mnemonic
-                out.emit(mnemonic, *item.operands, comment=item.comment)
+            if isinstance(item, Instr) and subtracting and k in signed:
+                alt = signed[k]
+                if alt is None:
+                    items.append(Instr.make(_SUBTRACTING[item.mnemonic], *item.operands,
+                                            comment=item.comment))
+                elif alt:
+                    items.append(Instr.make(alt[0], *alt[1], comment=item.comment))
             else:
-                out.items.append(item)
+                items.append(item)
+        return items
 
-    copy(subtracting=True)
+    def cycles(items: list) -> int:
+        return sum(i.cycles() or 1 for i in items if isinstance(i, Instr))
+
+    sub, add = copy(subtracting=True), copy(subtracting=False)
+    # Entry: BRTS falls through (1) to the subtracting copy or jumps (2) to the adding one; BRTC
+    # jumps (2) to the subtracting copy or falls through (1) to an RJMP (2) to the adding one.
+    lag = (cycles(sub) + (3 if near else 4)) - (cycles(add) + (2 if near else 3))
+    balance = Instr.make("nop", comment="balance: both paths take the same cycles")
+    out.items.extend(sub + [balance] * max(0, -lag))
     out.rjmp(join)
     out.label(add_path)
-    copy(subtracting=False)
-    out.nop(comment="balance: both paths take the same cycles")
+    out.items.extend(add + [balance] * max(0, lag))
     out.label(join)
 
 
