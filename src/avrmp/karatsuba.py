@@ -42,6 +42,7 @@ ROWS_UPTO = 5
 MAX_BASE = 16  # largest base size whose LDD displacements and registers stay manageable
 MIN_DEFAULT_BASE = 5  # smallest base the default level choice considers
 CLEAN_BIAS = (0, 30, 60)  # eviction preferences tried per block (vreg.allocate's clean_bias)
+REFINE = 4  # forms of a block tried with every eviction preference and defragmentation
 
 
 @dataclass(frozen=True)
@@ -897,32 +898,52 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
             "swap_m": (False, True) if own_z else (False,),
             "diff_early": (False, True),
         } | ({"push_xy": (False, True)} if pointers_wait else {})
+        # Every form is allocated once in the plain way; the REFINE cheapest are then tried with
+        # the other eviction preferences and defragmentation (they move a few cycles, rarely
+        # the ranking, and trying them everywhere would take most of the generation time).
+        forms = []
         for values in itertools.product(*options.values()):
             opts = dict(zip(options, values))
             if opts["y_early"] and opts["scratch"]:
                 continue  # Y then holds the frame pointer either way: no register to gain
             vp = VProgram()
             emit(vp, v, **opts)
+            stats: dict = {}
+            found = None
+            for bias in CLEAN_BIAS:  # the first that allocates
+                found = _allocate_trial(vp, spill, labels or p, False, stats, bias)
+                if found is not None:
+                    break
+            if found is None:
+                continue
+            forms.append((found[0], len(forms), vp, stats.get("split_pairs", 0), bias))
+            if best is None or found[0] < best[0]:
+                best = found
+        for _, _, vp, split_pairs, tried in sorted(forms)[:REFINE]:
             for bias in CLEAN_BIAS:
-                stats: dict = {}
-                for defragment in (False, True):
-                    if defragment and not stats.get("split_pairs"):
-                        break  # every MOVW found its pair: moving values cannot help
-                    trial = Program()
-                    try:
-                        allocate(vp, BASE_POOL, trial, spill_slots=spill,
-                                 labels_from=labels or p, defragment=defragment, stats=stats,
-                                 clean_bias=bias)
-                    except AllocationError:
+                for defragment in (False, True) if split_pairs else (False,):
+                    if (bias, defragment) == (tried, False):
                         continue
-                    cost = _nominal_cycles(trial)
-                    if best is None or cost < best[0]:
-                        best = (cost, trial)
+                    found = _allocate_trial(vp, spill, labels or p, defragment, {}, bias)
+                    if found is not None and found[0] < best[0]:
+                        best = found
         if best is not None:
             break
     if best is None:
         raise AllocationError("no register allocation found for the base block")
     p.extend(best[1])
+
+
+def _allocate_trial(vp: VProgram, spill: list[Mem], labels: Program, defragment: bool,
+                    stats: dict, bias: int) -> tuple[int, Program] | None:
+    """(cycles, code) of one allocation of vp, or None where it does not allocate."""
+    trial = Program()
+    try:
+        allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=labels,
+                 defragment=defragment, stats=stats, clean_bias=bias)
+    except AllocationError:
+        return None
+    return _nominal_cycles(trial), trial
 
 
 def _nominal_cycles(p: Program) -> int:
