@@ -42,7 +42,7 @@ ROWS_UPTO = 5
 MAX_BASE = 16  # largest base size whose LDD displacements and registers stay manageable
 MIN_DEFAULT_BASE = 5  # smallest base the default level choice considers
 CLEAN_BIAS = (0, 30, 60)  # eviction preferences tried per block (vreg.allocate's clean_bias)
-REFINE = 4  # forms of a block tried with every eviction preference and defragmentation
+REFINE = 8  # allocations of a block's cheapest forms retried with defragmentation
 
 
 @dataclass(frozen=True)
@@ -898,9 +898,9 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
             "swap_m": (False, True) if own_z else (False,),
             "diff_early": (False, True),
         } | ({"push_xy": (False, True)} if pointers_wait else {})
-        # Every form is allocated once in the plain way; the REFINE cheapest are then tried with
-        # the other eviction preferences and defragmentation (they move a few cycles, rarely
-        # the ranking, and trying them everywhere would take most of the generation time).
+        # Every form is allocated with each eviction preference; the REFINE cheapest forms that
+        # had to split a MOVW are then tried with defragmentation too (it moves a few cycles,
+        # rarely the ranking, and trying it everywhere would take most of the generation time).
         forms = []
         for values in itertools.product(*options.values()):
             opts = dict(zip(options, values))
@@ -908,25 +908,20 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
                 continue  # Y then holds the frame pointer either way: no register to gain
             vp = VProgram()
             emit(vp, v, **opts)
-            stats: dict = {}
-            found = None
-            for bias in CLEAN_BIAS:  # the first that allocates
-                found = _allocate_trial(vp, spill, labels or p, False, stats, bias)
-                if found is not None:
-                    break
-            if found is None:
-                continue
-            forms.append((found[0], len(forms), vp, stats.get("split_pairs", 0), bias))
-            if best is None or found[0] < best[0]:
-                best = found
-        for _, _, vp, split_pairs, tried in sorted(forms)[:REFINE]:
+            cheapest = None
             for bias in CLEAN_BIAS:
-                for defragment in (False, True) if split_pairs else (False,):
-                    if (bias, defragment) == (tried, False):
-                        continue
-                    found = _allocate_trial(vp, spill, labels or p, defragment, {}, bias)
-                    if found is not None and found[0] < best[0]:
-                        best = found
+                stats: dict = {}
+                found = _allocate_trial(vp, spill, labels or p, False, stats, bias)
+                if found is not None and (cheapest is None or found[0] < cheapest[0]):
+                    cheapest = found
+                if stats.get("split_pairs"):
+                    forms.append((found[0] if found else 10**9, len(forms), vp, bias))
+            if cheapest is not None and (best is None or cheapest[0] < best[0]):
+                best = cheapest
+        for _, _, vp, bias in sorted(forms)[:REFINE]:
+            found = _allocate_trial(vp, spill, labels or p, True, {}, bias)
+            if found is not None and (best is None or found[0] < best[0]):
+                best = found
         if best is not None:
             break
     if best is None:
