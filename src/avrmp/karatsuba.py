@@ -95,6 +95,21 @@ def _store_z(p: VProgram, off: int, vals: list[V], name: str) -> None:
         p.std(Mem("Z", disp=off + i), v, comment=f"{name}[{off + i}]")
 
 
+def emit_mask(p: VProgram, t: V, zero: V, t_in_flag: bool) -> V:
+    """Branch-free: the mask 0xFF when M is to be subtracted (t = 0x00), 0x00 when added, with
+    C = 1 in the first case, the carry-in of (M xor mask) + 1 = -M.  From the T flag (t_in_flag:
+    CLR, BLD, SUBI; a register in r16..r31) or from t's register (COM, CP)."""
+    if t_in_flag:
+        t = p.v("t")
+        p.clr(t)
+        p.bld(t, 0)
+        p.subi(t, 1, comment="t = 0xFF now means: subtract M; C = 1 then")
+    else:
+        p.com(t, comment="t = 0xFF now means: subtract M")
+        p.cp(zero, t, comment="C = 1 when t = 0xFF")
+    return t
+
+
 def emit_signed_add(p: VProgram, u: list[V], m: list[V], t: V, zero: V, variant: str,
                     d: V, t_in_flag: bool = False) -> V:
     """u -= (-1)^t m, t the 0x00/0xFF mask of sign(A_l - A_h) xor sign(B_l - B_h); branched code
@@ -104,14 +119,7 @@ def emit_signed_add(p: VProgram, u: list[V], m: list[V], t: V, zero: V, variant:
     collected.  Returns f.  With t_in_flag, branch-free code rebuilds the mask from T (t's
     register was free meanwhile: three cycles instead of a spill and a reload)."""
     if variant == "branchfree":
-        if t_in_flag:
-            t = p.v("t")
-            p.clr(t)
-            p.bld(t, 0)
-            p.subi(t, 1, comment="t = 0xFF now means: subtract M; C = 1 then")
-        else:
-            p.com(t, comment="t = 0xFF now means: subtract M")
-            p.cp(zero, t, comment="C = 1 when t = 0xFF")
+        t = emit_mask(p, t, zero, t_in_flag)
         for mi in m:  # EOR leaves C alone: (m xor t) + C = -m when t = 0xFF
             p.eor(mi, t)
         for i, ui in enumerate(u):
@@ -156,6 +164,28 @@ def emit_middle(p: VProgram, u: list[V], m: list[V], top: list[V], t: V, zero: V
     p.arm_end()
 
 
+def emit_u_branchfree(p: VProgram, L: list[V], Hb: list[V], M: list[V], top: list[V], m: int,
+                      t: V, zero: V, t_in_flag: bool, keep_low: bool) -> list[V]:
+    """Branch-free without an addend: U = (L_0 | Hbar_lo) + Hbar + (M xor mask) + 1 and the top
+    bytes, with the mask made first.  Its carry-in (the +1) then enters U's first chain, whose
+    carry goes straight into d = mask + carry (sign byte f = mask + that carry, in the mask's
+    register), and the second chain's carry enters the top bytes with d: one cycle less than
+    emit_u + emit_signed_add (no separate capture of U's carry).  Returns U."""
+    t = emit_mask(p, t, zero, t_in_flag)
+    for mi in M:  # EOR, CLR and LDD leave C alone
+        p.eor(mi, t)
+    d = p.v("d")
+    p.clr(d)
+    u, _ = emit_u(p, L, Hb, m, None, None, keep_low, zero, c_in=True)
+    p.adc(d, t, comment="d = mask + carry")
+    p.adc(t, zero, comment="f = sign of d")
+    p.phase("U += M xor mask; top bytes += (d, f) + carry")
+    emit_add_chain(p, u, M, zero)
+    for j, x in enumerate(top):
+        p.adc(x, d if j == 0 else t)
+    return u
+
+
 def emit_ripple(p: VProgram, h: list[V], d: V, f: V) -> None:
     """h += d sign-extended by f (the merged carry/borrow of the middle part)."""
     for i, hi in enumerate(h):
@@ -198,6 +228,9 @@ def emit_mul_regs(p: VProgram, a: list[V], b: list[V], zero: V, variant: str,
     M = emit_mul_regs(p, a[:k], b[:k], zero, variant, (), **opts)
     top = Hb[k : 2 * h]
     assert len(top) == 2 * m - 3 * k
+    if variant == "branchfree" and addend is None and top:
+        u = emit_u_branchfree(p, L, Hb, M, top, m, t, zero, t_in_flag, addend is None)
+        return low + u + top
     negated = variant == "branched" and addend is None and bool(top)
     u, d = emit_u(p, L, Hb, m, carry_e, addend, addend is None, zero, folded=fold,
                   negated=negated)
@@ -278,12 +311,13 @@ def emit_low_half(p: VProgram, l0: list[V], addend, out_off: int, store: bool | 
 
 def emit_u(p: VProgram, L: list[V], Hb: list[V], m: int, carry_e: V | None, addend,
            keep_low: bool, zero: V, folded: bool = False,
-           negated: bool = False) -> tuple[list[V], V]:
+           negated: bool = False, c_in: bool = False) -> tuple[list[V], V | None]:
     """U = (L_0 | Hbar_lo) + Hbar (+ E_1 and the carry of L_0 + E_0 with an addend), built in
     place over L_0 and Hbar_lo (over a copy of L_0 when keep_low: L_0 is still needed).
     folded: L_0's registers already hold L_0 + E_1 and carry_e belongs at U's byte k.
     Returns U and d, the register collecting U's carries; negated (no addend: one carry): d
-    holds minus the carry, 0x00 or 0xFF, its own sign extension (see emit_middle)."""
+    holds minus the carry, 0x00 or 0xFF, its own sign extension (see emit_middle).  c_in (no
+    addend): C holds a carry-in for U's byte 0, and U's carry is left in C (d is None)."""
     k = (m + 1) // 2
     p.phase("U = (L_0 | Hbar_lo) + Hbar")
     low = _copy(p, L[:k]) if keep_low else L[:k]
@@ -291,7 +325,10 @@ def emit_u(p: VProgram, L: list[V], Hb: list[V], m: int, carry_e: V | None, adde
     carry_in = carry_e is not None and not folded
     if carry_in:
         p.lsr(carry_e, comment="C = carry of L_0 + E_0")
-    emit_add_chain(p, u, Hb[: 2 * k], zero, carry_in=carry_in)
+    emit_add_chain(p, u, Hb[: 2 * k], zero, carry_in=carry_in or c_in)
+    if c_in:
+        assert addend is None and carry_e is None
+        return u, None
     d = p.v("d")
     if negated:
         assert addend is None and carry_e is None
@@ -443,11 +480,14 @@ def emit_base(
 
     top = Hb[k : 2 * h]
     assert len(top) == 2 * m - 3 * k
-    negated = variant == "branched" and addend is None and bool(top)
-    u, d = emit_u(p, L, Hb, m, carry_e, addend, parent, zero,
-                  folded=fold_e1 and addend is not None, negated=negated)
-    p.phase("U -/+= M, then the top bytes Hbar_hi + carry -/+ borrow")
-    emit_middle(p, u, M, top, t, zero, variant, d, t_in_flag, negated)
+    if variant == "branchfree" and addend is None and top:
+        u = emit_u_branchfree(p, L, Hb, M, top, m, t, zero, t_in_flag, parent)
+    else:
+        negated = variant == "branched" and addend is None and bool(top)
+        u, d = emit_u(p, L, Hb, m, carry_e, addend, parent, zero,
+                      folded=fold_e1 and addend is not None, negated=negated)
+        p.phase("U -/+= M, then the top bytes Hbar_hi + carry -/+ borrow")
+        emit_middle(p, u, M, top, t, zero, variant, d, t_in_flag, negated)
     product = L[:k] + u + top
     if keep_high:
         if node is not None:  # U was built over L_0: its bytes come back from memory
