@@ -186,6 +186,24 @@ def emit_u_branchfree(p: VProgram, L: list[V], Hb: list[V], M: list[V], top: lis
     return u
 
 
+def emit_u_and_top(p: VProgram, L: list[V], Hb: list[V], M: list[V], m: int, carry_e: V | None,
+                   addend, keep_low: bool, zero: V, variant: str, t: V, t_in_flag: bool,
+                   folded: bool = False) -> list[V]:
+    """U = (L_0 | Hbar_lo) + Hbar -/+ M (emit_u's arguments) and the top bytes Hbar_hi plus the
+    carries and borrow, in place; returns U.  Without an addend, U's single carry allows the
+    cheaper forms: emit_u_branchfree, or (branched) emit_middle's negated carry."""
+    k = (m + 1) // 2
+    top = Hb[k : 2 * (m - k)]
+    assert len(top) == 2 * m - 3 * k
+    plain = addend is None and bool(top)
+    if variant == "branchfree" and plain:
+        return emit_u_branchfree(p, L, Hb, M, top, m, t, zero, t_in_flag, keep_low)
+    u, d = emit_u(p, L, Hb, m, carry_e, addend, keep_low, zero, folded=folded, negated=plain)
+    p.phase("U -/+= M, then the top bytes Hbar_hi + carry -/+ borrow")
+    emit_middle(p, u, M, top, t, zero, variant, d, t_in_flag, negated=plain)
+    return u
+
+
 def emit_ripple(p: VProgram, h: list[V], d: V, f: V) -> None:
     """h += d sign-extended by f (the merged carry/borrow of the middle part)."""
     for i, hi in enumerate(h):
@@ -226,16 +244,9 @@ def emit_mul_regs(p: VProgram, a: list[V], b: list[V], zero: V, variant: str,
         p.bst(t, 0, comment="T = t")
     Hb = emit_mul_regs(p, a[k:], b[k:], zero, variant, L[k:], **opts)
     M = emit_mul_regs(p, a[:k], b[:k], zero, variant, (), **opts)
-    top = Hb[k : 2 * h]
-    assert len(top) == 2 * m - 3 * k
-    if variant == "branchfree" and addend is None and top:
-        u = emit_u_branchfree(p, L, Hb, M, top, m, t, zero, t_in_flag, addend is None)
-        return low + u + top
-    negated = variant == "branched" and addend is None and bool(top)
-    u, d = emit_u(p, L, Hb, m, carry_e, addend, addend is None, zero, folded=fold,
-                  negated=negated)
-    emit_middle(p, u, M, top, t, zero, variant, d, t_in_flag, negated)
-    return low + u + top
+    u = emit_u_and_top(p, L, Hb, M, m, carry_e, addend, addend is None, zero, variant, t,
+                       t_in_flag, folded=fold)
+    return low + u + Hb[k : 2 * h]
 
 
 def emit_zero(p: VProgram, pair: bool) -> tuple[V, V | None]:
@@ -478,16 +489,9 @@ def emit_base(
     if push_z:
         p.pop_pointer("Z")
 
+    u = emit_u_and_top(p, L, Hb, M, m, carry_e, addend, parent, zero, variant, t, t_in_flag,
+                       folded=fold_e1 and addend is not None)
     top = Hb[k : 2 * h]
-    assert len(top) == 2 * m - 3 * k
-    if variant == "branchfree" and addend is None and top:
-        u = emit_u_branchfree(p, L, Hb, M, top, m, t, zero, t_in_flag, parent)
-    else:
-        negated = variant == "branched" and addend is None and bool(top)
-        u, d = emit_u(p, L, Hb, m, carry_e, addend, parent, zero,
-                      folded=fold_e1 and addend is not None, negated=negated)
-        p.phase("U -/+= M, then the top bytes Hbar_hi + carry -/+ borrow")
-        emit_middle(p, u, M, top, t, zero, variant, d, t_in_flag, negated)
     product = L[:k] + u + top
     if keep_high:
         if node is not None:  # U was built over L_0: its bytes come back from memory
@@ -907,11 +911,12 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
     for a parent base the chunk width of its combination (combine_w), whether its last carry stays
     in C (combine_keep_c: one cycle, but the allocation differs) and (branch-free) masking M
     before it (premask), and where Z is the block's own result pointer, freeing Y early
-    (y_early), pushing Z during the products (push_z) and M's row operand (swap_m), and taking
-    |A_l - A_h| before or after B_h's loads (diff_early); each is
-    allocated with and without moving values to free register pairs
-    for MOVW (vreg._defragment) and with two eviction preferences (CLEAN_BIAS); a branched block that cannot be allocated falls back to branch-free
-    arithmetic (still constant time)."""
+    (y_early), pushing Z during the products (push_z) and M's row operand (swap_m), taking
+    |A_l - A_h| before or after B_h's loads (diff_early), and for the first base of a joint
+    L/Hbar block pushing X and Y (push_xy); each is allocated with every eviction preference
+    (CLEAN_BIAS), the cheapest REFINE allocations that split a MOVW also with values moved to
+    free register pairs (vreg._defragment); a branched block that cannot be allocated falls
+    back to branch-free arithmetic (still constant time)."""
     best = None
     # Small bases are cheap to generate: there product scanning is tried for the 4- and 5-byte
     # products too (the row-wise block's MOVW temporaries may not find free pairs).

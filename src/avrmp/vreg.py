@@ -308,8 +308,8 @@ def allocate(
                        if r >= 16 and v.id not in pinned and v.id not in high]
             if movable:
                 reg = max(movable, key=lambda r: next_use(st.holder[r].id, pos))
-                to = min(free, key=lambda r: (reclaimed.get(r, 10**9) < last_use(st.holder[reg].id), r))
                 v = st.holder.pop(reg)
+                to = min(free, key=lambda r: (reclaimed.get(r, 10**9) < last_use(v.id), r))
                 free.remove(to)
                 out.mov(to, reg, comment=f"move {v.name}: its register is needed up high")
                 st.reg_of[v.id], st.holder[to] = to, v
@@ -434,7 +434,8 @@ def allocate(
                 if r in free:
                     free.remove(r)
             lo = it.regs[0]
-            pair = next((r for r in sorted(free) if r % 2 == 0 and r + 1 in free), None)
+            pair = next((r for r in sorted(free) if r % 2 == 0 and r + 1 in free
+                         and r not in reclaimed), None)  # not another pushed pointer's
             if len(it.regs) == 2 and pair is not None and all(r in st.holder for r in it.regs):
                 for r, to in ((lo, pair), (lo + 1, pair + 1)):  # both held: one MOVW
                     v = st.holder.pop(r)
@@ -482,7 +483,8 @@ def allocate(
                 stats["split_pairs"] = stats.get("split_pairs", 0) + 1
         elif it.mnemonic == "clr_pair":
             d0, d1 = it.operands
-            pair = next((r for r in sorted(free) if r % 2 == 0 and r + 1 in free), None)
+            pair = next((r for r in sorted(free) if r % 2 == 0 and r + 1 in free
+                         and r not in reclaimed), None)  # not another pushed pointer's
             if pair is not None:
                 for v, r in ((d0, pair), (d1, pair + 1)):
                     free.remove(r)

@@ -1,0 +1,109 @@
+"""The register allocator's finer points (vreg.allocate): values rematerialised instead of
+spilled, register-class constraints, and signed arms whose two copies differ."""
+
+from __future__ import annotations
+
+
+def _allocated(vp, pool, slots=()) -> list:
+    from avrmp.isa import Instr
+    from avrmp.program import Program
+    from avrmp.vreg import allocate
+
+    out = Program()
+    allocate(vp, pool, out, spill_slots=list(slots))
+    return [i for i in out.items if isinstance(i, Instr)]
+
+
+def test_zero_register_is_recreated_not_spilled() -> None:
+    """A register cleared once and only read afterwards is evicted without a store and comes
+    back by CLR."""
+    from avrmp.isa import Mem
+    from avrmp.vreg import VProgram
+
+    vp = VProgram()
+    zero = vp.v("zero")
+    vp.clr(zero)
+    xs = vp.vs(3, "x")  # three values and the zero in three registers: the zero must go
+    for v in xs:
+        vp.ldi(v, 7)
+    vp.add(xs[0], xs[1])
+    vp.adc(xs[0], xs[2])
+    vp.adc(xs[1], zero)
+    vp.std(Mem("Z", disp=0), xs[0])
+    vp.std(Mem("Z", disp=1), xs[1])
+    ins = _allocated(vp, [16, 17, 18], [Mem("Z", disp=5)])
+    assert not any(i.mnemonic == "std" and i.operands[0].disp == 5 for i in ins)
+    assert [i.mnemonic for i in ins].count("clr") == 2
+
+
+def test_value_needing_a_high_register_gets_one() -> None:
+    """SUBI needs r16..r31: its value goes there, and where none is free, another value moves
+    down by one MOV instead of being spilled."""
+    from avrmp.isa import Mem
+    from avrmp.vreg import VProgram
+
+    vp = VProgram()
+    xs = vp.vs(2, "x")
+    for i, v in enumerate(xs):
+        vp.ldd(v, Mem("Y", disp=i))
+    t = vp.v("t")
+    vp.clr(t)
+    vp.subi(t, 1)
+    vp.add(xs[0], t)
+    vp.add(xs[0], xs[1])
+    vp.std(Mem("Z", disp=0), xs[0])
+    ins = _allocated(vp, [16, 2, 3])  # x0 takes r16, so t needs it back
+    subi = next(i for i in ins if i.mnemonic == "subi")
+    assert subi.operands[0] >= 16
+    assert [i.mnemonic for i in ins].count("mov") == 1
+    assert [i.mnemonic for i in ins].count("std") == 1  # the result only: nothing spilled
+    assert [i.mnemonic for i in ins].count("ldd") == 2  # the loads only: nothing reloaded
+
+
+def test_signed_arm_copies_may_differ_and_stay_balanced() -> None:
+    """arm_pair puts different instructions in the two copies of a signed arm (or none in the
+    subtracting one); both paths still take the same cycles."""
+    from avrmp.isa import Instr, Mem
+    from avrmp.program import Label, Program
+    from avrmp.vreg import VProgram, allocate
+
+    vp = VProgram()
+    u, m, d, x = vp.v("u"), vp.v("m"), vp.v("d"), vp.v("x")
+    for v in (u, m, d, x):
+        vp.ldi(v, 1)
+    vp.arm_begin()
+    vp.arm_pair(("neg", d), ())
+    vp.signed("add", u, m)
+    vp.arm_pair(("adc", x, d), ("sbc", x, d))
+    vp.arm_end()
+    vp.std(Mem("Z", disp=0), u)
+    vp.std(Mem("Z", disp=1), x)
+    out = Program()
+    allocate(vp, [16, 17, 18, 19], out)
+    items = out.items
+    where = {it.name: k for k, it in enumerate(items) if isinstance(it, Label)}
+
+    def path(k: int, taken: bool) -> tuple[int, list[str]]:
+        cycles, names = 0, []
+        while k < len(items):
+            it = items[k]
+            k += 1
+            if not isinstance(it, Instr):
+                continue
+            names.append(it.mnemonic)
+            if it.mnemonic == "brts":
+                cycles += 2 if taken else 1
+                if taken:
+                    k = where[it.operands[0]]
+            elif it.mnemonic == "rjmp":
+                cycles += 2
+                k = where[it.operands[0]]
+            else:
+                cycles += it.cycles() or 1
+        return cycles, names
+
+    sub_cycles, sub = path(0, taken=False)
+    add_cycles, add = path(0, taken=True)
+    assert sub_cycles == add_cycles
+    assert "neg" in add and "neg" not in sub
+    assert "sub" in sub and "sbc" in sub and "adc" in add
