@@ -905,8 +905,8 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
               pointers_wait: bool = False) -> None:
     """Emit a block in its cheapest form; emit(vp, variant, **options) takes emit_base's options.
     Tried: spilling into the frame's scratch or not, an extra Karatsuba level inside the register
-    products of 7 bytes and more or not, the row-wise block for products longer than ROWS_UPTO bytes or product scanning for
-    them, with an addend adding the parent's E_1 early (fold_e1: fewer live registers, a longer
+    products of 7 bytes and more or not, the row-wise block for products longer than ROWS_UPTO
+    bytes or product scanning for them, with an addend adding the parent's E_1 early (fold_e1: fewer live registers, a longer
     carry ripple) or late, (branch-free) parking t in the T flag or in a register (t_flag), and
     for a parent base the chunk width of its combination (combine_w), whether its last carry stays
     in C (combine_keep_c: one cycle, but the allocation differs) and (branch-free) masking M
