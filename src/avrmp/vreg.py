@@ -13,7 +13,7 @@ inserted spill code never breaks a carry chain.  The only control flow is the si
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .isa import _SPEC, Instr, IsaError, Mem, instr_effects
@@ -48,6 +48,7 @@ _SUBTRACTING = {"add": "sub", "adc": "sbc"}
 
 
 _PTRS = {"X": (26, 27), "Y": (28, 29), "Z": (30, 31)}
+_PTR_OF = {r: ptr for ptr, pair in _PTRS.items() for r in pair}
 _BRANCHES = {"brts", "brtc", "brne", "breq", "brcc", "brcs", "brmi", "brpl"}
 # Register kinds in isa._SPEC operand strings.
 _REG_KINDS = "rhmwa"
@@ -269,7 +270,15 @@ def allocate(
     cursor = {vid: 0 for vid in uses}
 
     suspended: dict[str, int] = {}  # pointer released until_claim -> position of its Claim
-    reclaimed: dict[int, int] = {}  # its registers -> the same position
+
+    def back_at(reg: int) -> int:
+        """Where a pushed pointer claims this register back (10**9: never)."""
+        return suspended.get(_PTR_OF.get(reg, ""), 10**9)
+
+    def free_pair() -> int | None:
+        """An aligned pair of free registers that no pushed pointer will claim back."""
+        return next((r for r in sorted(free) if r % 2 == 0 and r + 1 in free
+                     and back_at(r) == 10**9), None)
 
     def clean_at(vid: int, pos: int) -> bool:
         """Whether evicting vid needs no store: its memory copy can be reloaded when needed."""
@@ -309,7 +318,7 @@ def allocate(
             if movable:
                 reg = max(movable, key=lambda r: next_use(st.holder[r].id, pos))
                 v = st.holder.pop(reg)
-                to = min(free, key=lambda r: (reclaimed.get(r, 10**9) < last_use(v.id), r))
+                to = min(free, key=lambda r: (back_at(r) < last_use(v.id), r))
                 free.remove(to)
                 out.mov(to, reg, comment=f"move {v.name}: its register is needed up high")
                 st.reg_of[v.id], st.holder[to] = to, v
@@ -321,7 +330,7 @@ def allocate(
                 # so aligned pairs (MOVW targets) come free whole; break a free pair last.
                 # A pushed pointer's registers only for values dead before it comes back.
                 def score(r: int) -> tuple:
-                    back = death > reclaimed.get(r, 10**9)
+                    back = death > back_at(r)
                     if r ^ 1 in free:
                         return (back, 1, 0)
                     partner = st.holder.get(r ^ 1)  # None: outside the pool, never pairs
@@ -410,7 +419,6 @@ def allocate(
                          and set(items[q].regs) == set(it.regs))
             for ptr in ptrs:
                 suspended[ptr] = claim
-            reclaimed.update((r, claim) for r in it.regs)
             for vid, mem in list(st.clean.items()):  # needed before the claim: back in now
                 if mem.ptr in ptrs and vid not in st.reg_of and next_use(vid, pos) < claim:
                     place(by_id[vid], pos, {vid}, reload=True)
@@ -434,8 +442,7 @@ def allocate(
                 if r in free:
                     free.remove(r)
             lo = it.regs[0]
-            pair = next((r for r in sorted(free) if r % 2 == 0 and r + 1 in free
-                         and r not in reclaimed), None)  # not another pushed pointer's
+            pair = free_pair()
             if len(it.regs) == 2 and pair is not None and all(r in st.holder for r in it.regs):
                 for r, to in ((lo, pair), (lo + 1, pair + 1)):  # both held: one MOVW
                     v = st.holder.pop(r)
@@ -453,8 +460,6 @@ def allocate(
                 out.pop(r)
             for ptr in [q for q, pair in _PTRS.items() if set(pair) <= set(it.regs)]:
                 suspended.pop(ptr, None)
-            for r in it.regs:
-                reclaimed.pop(r, None)
             for m in spill_slots:  # lent through the restored pointer: room again
                 if set(_PTRS[m.ptr]) <= set(it.regs) and first_store(m, pos) > pos:
                     slot_free_until[m] = first_store(m, pos)
@@ -478,13 +483,12 @@ def allocate(
             place(v, pos, pinned, reload=True)
         if it.mnemonic == "copy_pair":
             if not _emit_copy_pair(it, st, free, out, pos, pinned, place, last_use, defragment,
-                                   reclaimed) \
+                                   back_at) \
                     and stats is not None:
                 stats["split_pairs"] = stats.get("split_pairs", 0) + 1
         elif it.mnemonic == "clr_pair":
             d0, d1 = it.operands
-            pair = next((r for r in sorted(free) if r % 2 == 0 and r + 1 in free
-                         and r not in reclaimed), None)  # not another pushed pointer's
+            pair = free_pair()
             if pair is not None:
                 for v, r in ((d0, pair), (d1, pair + 1)):
                     free.remove(r)
@@ -591,9 +595,9 @@ def _emit_signed_arm(out: Program, start: int, signed: dict[int, tuple | None],
 
 
 def _emit_copy_pair(it, st, free, out, pos, pinned, place, last_use, defragment: bool,
-                    reclaimed: dict[int, int]) -> bool:
+                    back_at: Callable[[int], int]) -> bool:
     """d1:d0 = s1:s0 by one MOVW where the registers allow, else two MOVs (returns False).
-    A pushed pointer's pair (reclaimed: register -> where it comes back) is taken last for
+    A pushed pointer's pair (back_at: register -> where it comes back) is taken last for
     values that outlive that point."""
     d0, d1, s0, s1 = it.operands
     src = [st.reg_of[s.id] if isinstance(s, V) else s for s in (s0, s1)]
@@ -602,7 +606,7 @@ def _emit_copy_pair(it, st, free, out, pos, pinned, place, last_use, defragment:
     if d0.id not in st.reg_of and d1.id not in st.reg_of:
         death = max(last_use(d0.id), last_use(d1.id))
         pairs = [r for r in sorted(free) if r % 2 == 0 and r + 1 in free]
-        pair = min(pairs, key=lambda r: death > reclaimed.get(r, 10**9), default=None)
+        pair = min(pairs, key=lambda r: death > back_at(r), default=None)
         if pair is None and aligned_src and defragment:
             pair = _defragment(st, free, out, pinned, {src[0], src[1]}, last_use)
     if pair is not None and aligned_src:
