@@ -388,6 +388,7 @@ def emit_base(
     swap_m: bool = False,
     diff_early: bool = False,
     push_xy: bool = False,
+    node_l0_kept: bool = False,
 ) -> list[V] | None:
     """One Karatsuba level in registers for m-byte operands (see module docstring).
 
@@ -413,7 +414,8 @@ def emit_base(
     operand, each needed once more in its Hbar row) are the first to make room for B_h.
     push_xy (with keep_high and not free_pointers): X and Y wait on the stack from the last
     operand loads to the end, so the next base finds them where it needs them and this one has
-    four more registers."""
+    four more registers.  node_l0_kept (a node's first base): L_0 stays in registers for the
+    node's addend instead of being stored and loaded back."""
     assert not push_xy or (keep_high and not free_pointers and not a.absdiff and not b.absdiff)
     k = (m + 1) // 2
     h = m - k
@@ -446,7 +448,9 @@ def emit_base(
     p.phase(f"L = A_l * B_l ({k}x{k} bytes)")
     L = emit_mul_regs(p, a_lo, b_lo, zero, variant, (), rows_upto=rows_l, **inner)
     assert len(L) == 2 * k
-    carry_e = emit_low_half(p, L[:k], addend, out_off, not parent, zero, fold_e1=fold_e1)
+    l0_kept = node_l0_kept and keep_high and node is not None
+    carry_e = emit_low_half(p, L[:k], addend, out_off, not parent and not l0_kept, zero,
+                            fold_e1=fold_e1)
 
     a_hi = a_all[k:] if a.absdiff else _load_y(p, a.off, range(k, m), "a")
     if push_xy:
@@ -489,14 +493,14 @@ def emit_base(
     if push_z:
         p.pop_pointer("Z")
 
-    u = emit_u_and_top(p, L, Hb, M, m, carry_e, addend, parent, zero, variant, t, t_in_flag,
-                       folded=fold_e1 and addend is not None)
+    u = emit_u_and_top(p, L, Hb, M, m, carry_e, addend, parent or l0_kept, zero, variant, t,
+                       t_in_flag, folded=fold_e1 and addend is not None)
     top = Hb[k : 2 * h]
     product = L[:k] + u + top
     if keep_high:
-        if node is not None:  # U was built over L_0: its bytes come back from memory
-            emit_node_addend(p, _load_z(p, out_off, k, "l") + u[: m - k], node.e_off, out_off,
-                             zero)
+        if node is not None:  # unless kept, U was built over L_0: it comes back from memory
+            low = L[:k] if l0_kept else _load_z(p, out_off, k, "l")
+            emit_node_addend(p, low + u[: m - k], node.e_off, out_off, zero)
         else:
             _store_z(p, out_off + k, u[: m - k], "r")
         if push_xy:
@@ -902,7 +906,7 @@ def _owns_z(parent: bool, node: NodeAddend | None, addend) -> bool:
 def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, emit,
               labels: Program | None = None, addend: bool = True, parent: bool = False,
               keep_scratch: bool = False, own_z: bool = False,
-              pointers_wait: bool = False) -> None:
+              pointers_wait: bool = False, node_first: bool = False) -> None:
     """Emit a block in its cheapest form; emit(vp, variant, **options) takes emit_base's options.
     Tried: spilling into the frame's scratch or not, an extra Karatsuba level inside the register
     products of 7 bytes and more or not, the row-wise block for products longer than ROWS_UPTO
@@ -913,7 +917,8 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
     before it (premask), and where Z is the block's own result pointer, freeing Y early
     (y_early), pushing Z during the products (push_z) and M's row operand (swap_m), taking
     |A_l - A_h| before or after B_h's loads (diff_early), and for the first base of a joint
-    L/Hbar block pushing X and Y (push_xy); each is allocated with every eviction preference
+    L/Hbar block pushing X and Y (push_xy), for a node's first base keeping L_0 in registers
+    for the node's addend (node_l0_kept); each is allocated with every eviction preference
     (CLEAN_BIAS), the cheapest REFINE allocations that split a MOVW also with values moved to
     free register pairs (vreg._defragment); a branched block that cannot be allocated falls
     back to branch-free arithmetic (still constant time)."""
@@ -942,7 +947,8 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
             "push_z": (False, True) if own_z else (False,),
             "swap_m": (False, True) if own_z else (False,),
             "diff_early": (False, True),
-        } | ({"push_xy": (False, True)} if pointers_wait else {})
+        } | ({"push_xy": (False, True)} if pointers_wait else {}) \
+          | ({"node_l0_kept": (False, True)} if node_first else {})
         # Every form is allocated with each eviction preference; the REFINE cheapest forms that
         # had to split a MOVW are then tried with defragmentation too (it moves a few cycles,
         # rarely the ranking, and trying it everywhere would take most of the generation time).
@@ -1099,7 +1105,8 @@ def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str,
         if framed:
             set_pointers(joint, entry, z_at=z_at, X=b, Y=a, Z=out + -r)
         _run_best(joint, _z_slots(r + (k + 1) // 2, r + 4 * k), variant,
-                  SCRATCH if framed else scratch, k, both, labels=p, pointers_wait=True)
+                  SCRATCH if framed else scratch, k, both, labels=p, pointers_wait=True,
+                  node_first=node is not None)
     except AllocationError:
         if not framed or node:
             raise
