@@ -48,10 +48,12 @@ REFINE = 8  # allocations of a block's cheapest forms retried with defragmentati
 @dataclass(frozen=True)
 class Src:
     """Operand bytes for a base: through its pointer from offset `off`, or (absdiff) the absolute
-    difference of the m bytes at `off` and the m bytes following them."""
+    difference of the m bytes at `off` and the m bytes following them, or (regs) values a block
+    before it left in registers (their memory copies let the allocator drop them for free)."""
 
     off: int = 0
     absdiff: bool = False
+    regs: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -442,8 +444,8 @@ def emit_base(
         p.release(26, 27)
     if a.absdiff and free_pointers:
         _free_y(p, scratch, scratch_off)
-    a_lo = a_all[:k] if a.absdiff else _load_y(p, a.off, range(k), "a")
-    b_lo = b_all[:k] if b.absdiff else _load_x(p, k, "b", 0)
+    a_lo = a_all[:k] if a.absdiff else list(a.regs[:k]) or _load_y(p, a.off, range(k), "a")
+    b_lo = b_all[:k] if b.absdiff else list(b.regs[:k]) or _load_x(p, k, "b", 0)
 
     p.phase(f"L = A_l * B_l ({k}x{k} bytes)")
     L = emit_mul_regs(p, a_lo, b_lo, zero, variant, (), rows_upto=rows_l, **inner)
@@ -452,7 +454,7 @@ def emit_base(
     carry_e = emit_low_half(p, L[:k], addend, out_off, not parent and not l0_kept, zero,
                             fold_e1=fold_e1)
 
-    a_hi = a_all[k:] if a.absdiff else _load_y(p, a.off, range(k, m), "a")
+    a_hi = a_all[k:] if a.absdiff else list(a.regs[k:]) or _load_y(p, a.off, range(k, m), "a")
     if push_xy:
         p.push_pointer("Y")
     if diff_early:
@@ -461,7 +463,7 @@ def emit_base(
     free_y = not a.absdiff and free_pointers
     if free_y and y_early:
         _free_y(p, scratch, scratch_off)
-    b_hi = b_all[k:] if b.absdiff else _load_x(p, h, "b", k)
+    b_hi = b_all[k:] if b.absdiff else list(b.regs[k:]) or _load_x(p, h, "b", k)
     if not b.absdiff and free_pointers:
         p.release(26, 27)
     if push_xy:
@@ -1014,14 +1016,16 @@ def _z_slots(lo: int, hi: int) -> list[Mem]:
 def emit_mul_node(
     p: Program, n: int, levels: int, a: Loc, b: Loc, out: Loc, frame: Frame, variant: str,
     addend: Loc | None = None, entry: bool = False, z_at: Loc | None = None,
-    outer: OuterCombine | None = None,
+    outer: OuterCombine | None = None, prelude: tuple | None = None,
 ) -> Loc | None:
     """out[0..2n) = a[0..n) * b[0..n) with `levels` Karatsuba levels (1 = a base in registers),
     plus the n bytes at `addend` (two levels only: see emit_node_addend), which lie below out
     within 63 - 2n bytes and are free once added.  entry: this node starts the routine (the
     argument pointers are still in their registers); z_at: where Z points before the node;
     outer (two levels): the node's result feeds the parent's combination (emit_fused_combine)
-    instead of going to out.  Returns where Z points after it."""
+    instead of going to out; prelude (two levels): (a', b', emit) where emit(vp) forms the
+    operands from a' and b' in the node's first block and returns the first base's Srcs (see
+    _emit_l_and_h).  Returns where Z points after it."""
     k = n // 2
     node = None
     if addend is not None:
@@ -1034,7 +1038,8 @@ def emit_mul_node(
         return out
     p.comment(f"=== {8 * n}-bit Karatsuba level ({levels} levels): L = A_l * B_l ===")
     if levels == 2:
-        z_at = _emit_l_and_h(p, k, a, b, out, variant, node=node, entry=entry, z_at=z_at)
+        z_at = _emit_l_and_h(p, k, a, b, out, variant, node=node, entry=entry, z_at=z_at,
+                             prelude=prelude)
     else:
         z_at = emit_mul_node(p, k, levels - 1, a, b, out, frame, variant, entry=entry,
                              z_at=z_at)
@@ -1060,17 +1065,35 @@ def emit_mul_node(
                   scratch=SCRATCH, node=node, outer=outer)
         return addend or out
     # The M child is a memory level too: |A_l - A_h|, |B_l - B_h| and t go to the frame.
+    if levels == 3 and out.base == "r":
+        # The M child feeds this combination directly, and its first block starts with the
+        # differences: its first base takes their low halves from the registers.  Frame: t, M's
+        # L and Hbar, |A_l - A_h|, |B_l - B_h|, all within reach of Z on L.
+        t_slot = frame.alloc(1)
+        prod = frame.alloc(2 * k)
+        diffs = frame.alloc(2 * k)
+
+        def differences(vp: VProgram) -> tuple[Src, Src]:
+            da, db, t = emit_mem_absdiffs(vp, k, at=2 * k)
+            vp.movw(28, 30)
+            vp.st(Mem("Y", "-"), t, comment="t, just below M's L")
+            vp.adiw(28, 1 + 2 * k, comment="Y -> |A_l - A_h|")
+            vp.movw(26, 30)
+            vp.adiw(26, 3 * k + k // 2, comment="X -> where the Hbar base's B starts")
+            return Src(regs=tuple(da[: k // 2])), Src(regs=tuple(db[: k // 2]))
+
+        emit_mul_node(p, k, 2, diffs, diffs + k, prod, frame, variant, z_at=z_at,
+                      outer=OuterCombine(k=k, r_off=out.off, t_slot=t_slot.off),
+                      prelude=(a, b, differences))
+        frame.free(t_slot)
+        return None
     diffs = frame.alloc(1 + 2 * k)
     set_pointers(p, z_at=z_at, X=b, Y=a, Z=diffs)
     vp = VProgram()
-    emit_mem_absdiffs(vp, k)
+    _, _, t = emit_mem_absdiffs(vp, k)
+    vp.std(Mem("Z", disp=0), t, comment="t")
     _run_block(p, vp, [])
     prod = frame.alloc(2 * k)
-    if levels == 3 and out.base == "r":  # the M child feeds this combination directly
-        emit_mul_node(p, k, 2, diffs + 1, diffs + 1 + k, prod, frame, variant, z_at=diffs,
-                      outer=OuterCombine(k=k, r_off=out.off, t_slot=diffs.off))
-        frame.free(diffs)
-        return None
     z_at = emit_mul_node(p, k, levels - 1, diffs + 1, diffs + 1 + k, prod, frame, variant,
                          z_at=diffs)
     set_pointers(p, z_at=z_at, Y=diffs, Z=out)
@@ -1083,17 +1106,21 @@ def emit_mul_node(
 
 def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str,
                   framed: bool = True, scratch: int = 0, node: NodeAddend | None = None,
-                  entry: bool = False, z_at: Loc | None = None) -> Loc | None:
+                  entry: bool = False, z_at: Loc | None = None,
+                  prelude: tuple | None = None) -> Loc | None:
     """L = A_l B_l and Hbar = A_h B_h + L_1 by two bases: either as separate blocks (L_1 goes
     through memory), or as one block that hands L_1 over in registers; the cheaper wins.
     Without a full frame (framed false) X, Y and Z already point at b, a and out, only the joint
     block is possible (the pointers cannot be reloaded), and `scratch` bytes at SP+1 are lent.
     With a node addend (node) Z points at it, out lies node.r_off bytes above, and the joint
-    block folds it in.  Returns where Z points afterwards (None: unknown)."""
+    block folds it in.  prelude (a', b', emit): the joint block starts with X and Y on b' and
+    a' and emit(vp), which forms the operands there (leaving Y on a and X on b + k/2) and returns
+    the first base's Srcs.  Returns where Z points afterwards (None: unknown)."""
     r = node.r_off if node else 0
 
     def both(vp: VProgram, v: str, scratch: int, push_xy: bool, **opts) -> None:
-        l1 = emit_base(vp, k, Src(), Src(), v, out_off=r, keep_high=True, free_pointers=False,
+        srcs = prelude[2](vp) if prelude else (Src(), Src())
+        l1 = emit_base(vp, k, *srcs, v, out_off=r, keep_high=True, free_pointers=False,
                        node=node, push_xy=push_xy, **opts)
         vp.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1, L_1 still in registers ===")
         vp.adiw(28, k, comment="Y -> A_h; X already points at B_h")
@@ -1103,15 +1130,16 @@ def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str,
     joint = Program()
     try:
         if framed:
-            set_pointers(joint, entry, z_at=z_at, X=b, Y=a, Z=out + -r)
+            src_a, src_b = prelude[:2] if prelude else (a, b)
+            set_pointers(joint, entry, z_at=z_at, X=src_b, Y=src_a, Z=out + -r)
         _run_best(joint, _z_slots(r + (k + 1) // 2, r + 4 * k), variant,
                   SCRATCH if framed else scratch, k, both, labels=p, pointers_wait=True,
                   node_first=node is not None)
     except AllocationError:
-        if not framed or node:
+        if not framed or node or prelude:
             raise
         joint = None
-    if not framed or node:
+    if not framed or node or prelude:
         p.extend(joint)
         return out + -r if framed else None
     separate = Program()
@@ -1141,19 +1169,20 @@ def emit_mem_add_l1(p: VProgram, k: int, w: int = 8) -> None:
         _store_z(p, k + j, hs, "h")
 
 
-def emit_mem_absdiffs(p: VProgram, k: int) -> None:
-    """Z[0] = t, Z[1..k] = |A_l - A_h| (A through Y), Z[k+1..2k] = |B_l - B_h| (B through X+)."""
+def emit_mem_absdiffs(p: VProgram, k: int, at: int = 1) -> tuple[list[V], list[V], V]:
+    """Z[at..at+k) = |A_l - A_h| (A through Y), Z[at+k..at+2k) = |B_l - B_h| (B through X+).
+    Returns both differences, still in registers, and t."""
     p.phase(f"|A_l - A_h|, |B_l - B_h| and t ({k} bytes each) into the frame")
     zero = p.v("zero")
     p.clr(zero)
     x = _load_y(p, 0, range(k), "a")
     mask_a = emit_abs_diff(p, x, lambda i: _load_y(p, k, range(i, i + 1), "a'")[0], zero)
-    _store_z(p, 1, x, "d")
+    _store_z(p, at, x, "d")
     y = _load_x(p, k, "b", 0)
     mask_b = emit_abs_diff(p, y, lambda i: _load_x(p, 1, "b'", k + i)[0], zero)
-    _store_z(p, 1 + k, y, "d")
+    _store_z(p, at + k, y, "d")
     p.eor(mask_a, mask_b, comment="t")
-    p.std(Mem("Z", disp=0), mask_a)
+    return x, y, mask_a
 
 
 def emit_mem_combine(p: VProgram, k: int, m_off: int, variant: str) -> None:
