@@ -1,5 +1,6 @@
 """The register allocator's finer points (vreg.allocate): values rematerialised instead of
-spilled, register-class constraints, and signed arms whose two copies differ."""
+spilled, register-class constraints, signed arms whose two copies differ, and loads dropped when
+their value is evicted unread."""
 
 from __future__ import annotations
 
@@ -107,3 +108,25 @@ def test_signed_arm_copies_may_differ_and_stay_balanced() -> None:
     assert sub_cycles == add_cycles
     assert "neg" in add and "neg" not in sub
     assert "sub" in sub and "sbc" in sub and "adc" in add
+
+
+def test_load_evicted_before_use_is_dropped() -> None:
+    """A value loaded by LDD and evicted before anything read it costs nothing: its load goes,
+    and the reload where it is used is its only load."""
+    from avrmp.isa import Mem
+    from avrmp.vreg import VProgram
+
+    vp = VProgram()
+    early = vp.v("early")
+    vp.ldd(early, Mem("Y", disp=9))  # loaded first, needed last
+    xs = vp.vs(2, "x")
+    for v in xs:
+        vp.ldi(v, 3)
+    vp.add(xs[0], xs[1])  # two registers in use: early must make room
+    vp.std(Mem("Z", disp=0), xs[0])
+    vp.add(early, xs[1])
+    vp.std(Mem("Z", disp=1), early)
+    ins = _allocated(vp, [16, 17])
+    loads = [i for i in ins if i.mnemonic == "ldd"]
+    assert len(loads) == 1 and loads[0].operands[1] == Mem("Y", disp=9)
+    assert ins.index(loads[0]) > [i.mnemonic for i in ins].index("add")

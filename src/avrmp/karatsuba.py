@@ -1173,13 +1173,12 @@ def emit_mem_absdiffs(p: VProgram, k: int, at: int = 1) -> tuple[list[V], list[V
     """Z[at..at+k) = |A_l - A_h| (A through Y), Z[at+k..at+2k) = |B_l - B_h| (B through X+).
     Returns both differences, still in registers, and t."""
     p.phase(f"|A_l - A_h|, |B_l - B_h| and t ({k} bytes each) into the frame")
-    zero = p.v("zero")
-    p.clr(zero)
+    # Both halves have k bytes: emit_abs_diff never needs a zero register.
     x = _load_y(p, 0, range(k), "a")
-    mask_a = emit_abs_diff(p, x, lambda i: _load_y(p, k, range(i, i + 1), "a'")[0], zero)
+    mask_a = emit_abs_diff(p, x, lambda i: _load_y(p, k, range(i, i + 1), "a'")[0], None)
     _store_z(p, at, x, "d")
     y = _load_x(p, k, "b", 0)
-    mask_b = emit_abs_diff(p, y, lambda i: _load_x(p, 1, "b'", k + i)[0], zero)
+    mask_b = emit_abs_diff(p, y, lambda i: _load_x(p, 1, "b'", k + i)[0], None)
     _store_z(p, at + k, y, "d")
     p.eor(mask_a, mask_b, comment="t")
     return x, y, mask_a

@@ -280,6 +280,25 @@ def allocate(
         return next((r for r in sorted(free) if r % 2 == 0 and r + 1 in free
                      and back_at(r) == 10**9), None)
 
+    # Loads (LDD) whose value has not been read since, by value: evicting such a value drops
+    # its load, for the reload where it is used does the work (see drop_unread_load).
+    fresh: dict[int, int] = {}
+
+    def note_load(v: V) -> None:
+        if arm_start is None:  # an arm's code is rebuilt at its end: its indices do not last
+            fresh[v.id] = len(out.items) - 1
+
+    def drop_unread_load(v: V, reg: int) -> None:
+        """v leaves reg unread since its load: the load goes, unless something the allocator
+        emitted since (a MOV making room, say) reads reg."""
+        idx = fresh.pop(v.id, None)
+        if idx is None or out.items[idx].operands[0] != reg:
+            return
+        if any(reg in instr_effects(i.mnemonic, i.operands)[0]
+               for i in out.items[idx + 1:] if isinstance(i, Instr)):
+            return
+        out.items[idx] = Comment(f"{v.name} is loaded where it is used")
+
     def clean_at(vid: int, pos: int) -> bool:
         """Whether evicting vid needs no store: its memory copy can be reloaded when needed."""
         if vid in remat:
@@ -368,6 +387,8 @@ def allocate(
             out.std(slot, reg, comment=f"spill {v.name}")
             slots_in_use[slot] = v.id
             st.clean[v.id] = slot
+        else:
+            drop_unread_load(v, reg)
         release(reg)
         free.remove(reg)
         return reg
@@ -393,6 +414,7 @@ def allocate(
                 raise AllocationError(f"{v} read before it was defined")
             else:
                 out.ldd(reg, mem, comment=f"reload {v.name}")
+                note_load(v)
         st.reg_of[v.id] = reg
         st.holder[reg] = v
         return reg
@@ -481,6 +503,7 @@ def allocate(
             raise AllocationError("a branch in virtual-register code: use a signed arm")
         for v in reads:
             place(v, pos, pinned, reload=True)
+            fresh.pop(v.id, None)
         if it.mnemonic == "copy_pair":
             if not _emit_copy_pair(it, st, free, out, pos, pinned, place, last_use, defragment,
                                    back_at) \
@@ -527,11 +550,14 @@ def allocate(
         for v in writes:
             st.clean.pop(v.id, None)
             free_slot(v.id)
+            fresh.pop(v.id, None)
         if it.mnemonic in ("ldd", "std"):
             mem = it.operands[1] if it.mnemonic == "ldd" else it.operands[0]
             v = it.operands[0] if it.mnemonic == "ldd" else it.operands[1]
             if isinstance(v, V):
                 st.clean[v.id] = mem
+                if it.mnemonic == "ldd":  # just emitted: the last item of out
+                    note_load(v)
         if it.mnemonic == "std":  # the store overwrites whatever memory copy was there
             slots_in_use.pop(it.operands[0], None)
             stored = it.operands[1]
