@@ -1069,6 +1069,7 @@ def emit_mul_node(
         # The M child feeds this combination directly, and its first block starts with the
         # differences: its first base takes their low halves from the registers.  Frame: t, M's
         # L and Hbar, |A_l - A_h|, |B_l - B_h|, all within reach of Z on L.
+        assert 4 * k <= 64, "the differences must lie within STD's reach of Z"
         t_slot = frame.alloc(1)
         prod = frame.alloc(2 * k)
         diffs = frame.alloc(2 * k)
