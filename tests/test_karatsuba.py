@@ -262,4 +262,3 @@ def test_pushed_pointer_lends_its_registers_and_keeps_its_memory() -> None:
     assert {30, 31} & {i.operands[0] for i in between if i.mnemonic == "ldi"}
     after = [i for i in ins[pop:] if i.mnemonic == "ldd"]
     assert {i.operands[1].disp for i in after} == {0, 1}
-

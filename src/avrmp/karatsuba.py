@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .blocks import emit_abs_diff, emit_add_chain, emit_product, emit_product_rows
@@ -97,10 +98,11 @@ def _store_z(p: VProgram, off: int, vals: list[V], name: str) -> None:
         p.std(Mem("Z", disp=off + i), v, comment=f"{name}[{off + i}]")
 
 
-def emit_mask(p: VProgram, t: V, zero: V, t_in_flag: bool) -> V:
-    """Branch-free: the mask 0xFF when M is to be subtracted (t = 0x00), 0x00 when added, with
-    C = 1 in the first case, the carry-in of (M xor mask) + 1 = -M.  From the T flag (t_in_flag:
-    CLR, BLD, SUBI; a register in r16..r31) or from t's register (COM, CP)."""
+def emit_mask(p: VProgram, m: list[V], t: V, zero: V, t_in_flag: bool) -> V:
+    """Branch-free: m := m xor mask, the mask 0xFF when M is to be subtracted (t = 0x00), 0x00
+    when added, with C = 1 in the first case, the carry-in of (M xor mask) + 1 = -M (EOR leaves
+    C alone).  The mask comes from the T flag (t_in_flag: CLR, BLD, SUBI; a register in
+    r16..r31) or from t's register (COM, CP); returns it."""
     if t_in_flag:
         t = p.v("t")
         p.clr(t)
@@ -109,6 +111,8 @@ def emit_mask(p: VProgram, t: V, zero: V, t_in_flag: bool) -> V:
     else:
         p.com(t, comment="t = 0xFF now means: subtract M")
         p.cp(zero, t, comment="C = 1 when t = 0xFF")
+    for mi in m:
+        p.eor(mi, t)
     return t
 
 
@@ -121,9 +125,7 @@ def emit_signed_add(p: VProgram, u: list[V], m: list[V], t: V, zero: V, variant:
     collected.  Returns f.  With t_in_flag, branch-free code rebuilds the mask from T (t's
     register was free meanwhile: three cycles instead of a spill and a reload)."""
     if variant == "branchfree":
-        t = emit_mask(p, t, zero, t_in_flag)
-        for mi in m:  # EOR leaves C alone: (m xor t) + C = -m when t = 0xFF
-            p.eor(mi, t)
+        t = emit_mask(p, m, t, zero, t_in_flag)  # (m xor t) + C = -m when t = 0xFF
         for i, ui in enumerate(u):
             p.adc(ui, m[i] if i < len(m) else t)
         p.adc(d, t, comment="d = carries + sign extension")
@@ -173,10 +175,8 @@ def emit_u_branchfree(p: VProgram, L: list[V], Hb: list[V], M: list[V], top: lis
     carry goes straight into d = mask + carry (sign byte f = mask + that carry, in the mask's
     register), and the second chain's carry enters the top bytes with d: one cycle less than
     emit_u + emit_signed_add (no separate capture of U's carry).  Returns U."""
-    t = emit_mask(p, t, zero, t_in_flag)
-    for mi in M:  # EOR, CLR and LDD leave C alone
-        p.eor(mi, t)
-    d = p.v("d")
+    t = emit_mask(p, M, t, zero, t_in_flag)
+    d = p.v("d")  # CLR and LDD leave C alone
     p.clr(d)
     u, _ = emit_u(p, L, Hb, m, None, None, keep_low, zero, c_in=True)
     p.adc(d, t, comment="d = mask + carry")
@@ -530,6 +530,17 @@ def emit_base(
     else:
         emit_fused_combine(p, m, product, parent_t, zero, variant, combine_w, outer)
     return None
+
+
+@dataclass(frozen=True)
+class Prelude:
+    """Code opening a two-level node's first block that forms its first base's operands there:
+    the block starts with X on b and Y on a, and emit(vp) leaves Y on the node's A and X on its
+    B + k/2 (where the Hbar base's B starts) and returns the first base's Srcs."""
+
+    a: Loc
+    b: Loc
+    emit: Callable[[VProgram], tuple[Src, Src]]
 
 
 @dataclass(frozen=True)
@@ -912,11 +923,11 @@ def _run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int, 
     """Emit a block in its cheapest form; emit(vp, variant, **options) takes emit_base's options.
     Tried: spilling into the frame's scratch or not, an extra Karatsuba level inside the register
     products of 7 bytes and more or not, the row-wise block for products longer than ROWS_UPTO
-    bytes or product scanning for them, with an addend adding the parent's E_1 early (fold_e1: fewer live registers, a longer
-    carry ripple) or late, (branch-free) parking t in the T flag or in a register (t_flag), and
-    for a parent base the chunk width of its combination (combine_w), whether its last carry stays
-    in C (combine_keep_c: one cycle, but the allocation differs) and (branch-free) masking M
-    before it (premask), and where Z is the block's own result pointer, freeing Y early
+    bytes or product scanning for them, with an addend adding the parent's E_1 early (fold_e1:
+    fewer live registers, a longer carry ripple) or late, (branch-free) parking t in the T flag
+    or in a register (t_flag), and for a parent base the chunk width of its combination
+    (combine_w), whether its last carry stays in C (combine_keep_c: one cycle, but the
+    allocation differs) and (branch-free) masking M before it (premask), and where Z is the block's own result pointer, freeing Y early
     (y_early), pushing Z during the products (push_z) and M's row operand (swap_m), taking
     |A_l - A_h| before or after B_h's loads (diff_early), and for the first base of a joint
     L/Hbar block pushing X and Y (push_xy), for a node's first base keeping L_0 in registers
@@ -1016,16 +1027,15 @@ def _z_slots(lo: int, hi: int) -> list[Mem]:
 def emit_mul_node(
     p: Program, n: int, levels: int, a: Loc, b: Loc, out: Loc, frame: Frame, variant: str,
     addend: Loc | None = None, entry: bool = False, z_at: Loc | None = None,
-    outer: OuterCombine | None = None, prelude: tuple | None = None,
+    outer: OuterCombine | None = None, prelude: Prelude | None = None,
 ) -> Loc | None:
     """out[0..2n) = a[0..n) * b[0..n) with `levels` Karatsuba levels (1 = a base in registers),
     plus the n bytes at `addend` (two levels only: see emit_node_addend), which lie below out
     within 63 - 2n bytes and are free once added.  entry: this node starts the routine (the
     argument pointers are still in their registers); z_at: where Z points before the node;
     outer (two levels): the node's result feeds the parent's combination (emit_fused_combine)
-    instead of going to out; prelude (two levels): (a', b', emit) where emit(vp) forms the
-    operands from a' and b' in the node's first block and returns the first base's Srcs (see
-    _emit_l_and_h).  Returns where Z points after it."""
+    instead of going to out; prelude (two levels): the node's first block starts with it (see
+    Prelude).  Returns where Z points after it."""
     k = n // 2
     node = None
     if addend is not None:
@@ -1085,7 +1095,7 @@ def emit_mul_node(
 
         emit_mul_node(p, k, 2, diffs, diffs + k, prod, frame, variant, z_at=z_at,
                       outer=OuterCombine(k=k, r_off=out.off, t_slot=t_slot.off),
-                      prelude=(a, b, differences))
+                      prelude=Prelude(a, b, differences))
         frame.free(t_slot)
         return None
     diffs = frame.alloc(1 + 2 * k)
@@ -1108,19 +1118,18 @@ def emit_mul_node(
 def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str,
                   framed: bool = True, scratch: int = 0, node: NodeAddend | None = None,
                   entry: bool = False, z_at: Loc | None = None,
-                  prelude: tuple | None = None) -> Loc | None:
+                  prelude: Prelude | None = None) -> Loc | None:
     """L = A_l B_l and Hbar = A_h B_h + L_1 by two bases: either as separate blocks (L_1 goes
     through memory), or as one block that hands L_1 over in registers; the cheaper wins.
     Without a full frame (framed false) X, Y and Z already point at b, a and out, only the joint
     block is possible (the pointers cannot be reloaded), and `scratch` bytes at SP+1 are lent.
     With a node addend (node) Z points at it, out lies node.r_off bytes above, and the joint
-    block folds it in.  prelude (a', b', emit): the joint block starts with X and Y on b' and
-    a' and emit(vp), which forms the operands there (leaving Y on a and X on b + k/2) and returns
-    the first base's Srcs.  Returns where Z points afterwards (None: unknown)."""
+    block folds it in.  prelude: the joint block starts with it and takes the first base's
+    operands from it (see Prelude).  Returns where Z points afterwards (None: unknown)."""
     r = node.r_off if node else 0
 
     def both(vp: VProgram, v: str, scratch: int, push_xy: bool, **opts) -> None:
-        srcs = prelude[2](vp) if prelude else (Src(), Src())
+        srcs = prelude.emit(vp) if prelude else (Src(), Src())
         l1 = emit_base(vp, k, *srcs, v, out_off=r, keep_high=True, free_pointers=False,
                        node=node, push_xy=push_xy, **opts)
         vp.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1, L_1 still in registers ===")
@@ -1131,8 +1140,8 @@ def _emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str,
     joint = Program()
     try:
         if framed:
-            src_a, src_b = prelude[:2] if prelude else (a, b)
-            set_pointers(joint, entry, z_at=z_at, X=src_b, Y=src_a, Z=out + -r)
+            x_at, y_at = (prelude.b, prelude.a) if prelude else (b, a)
+            set_pointers(joint, entry, z_at=z_at, X=x_at, Y=y_at, Z=out + -r)
         _run_best(joint, _z_slots(r + (k + 1) // 2, r + 4 * k), variant,
                   SCRATCH if framed else scratch, k, both, labels=p, pointers_wait=True,
                   node_first=node is not None)
