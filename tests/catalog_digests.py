@@ -47,7 +47,7 @@ def _sha(text: str) -> str:
 
 
 def digests_of(spec) -> dict[str, str]:
-    from avrmp.generate import generate
+    from avrmp.routine.generate import generate
 
     routine = generate(spec)
     return {"S": _sha(routine.asm), "h": _sha(routine.header), "code": _sha(code_only(routine.asm))}
@@ -58,7 +58,7 @@ def _keyed(spec) -> tuple[str, dict[str, str]]:
 
 
 def catalog_specs() -> list:
-    from avrmp.bench import catalog
+    from avrmp.bench.catalog import catalog
 
     return catalog()
 

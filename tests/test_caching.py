@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from avrmp import operand_caching
-from avrmp.bench import measure
+from avrmp.bench.measure import measure
 from avrmp.errors import AvrmpError
-from avrmp.generate import generate
+from avrmp.routine.generate import generate
 from avrmp.spec import Spec
+from avrmp.techniques import operand_caching
 
 CASES = [
     # (algo, bytes, params, mcu)

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from avrmp.algorithms import ALGORITHMS
 from avrmp.cli import main
-from avrmp.verify import test_operands as operand_sets
+from avrmp.techniques.registry import ALGORITHMS
+from avrmp.verify.inputs import test_operands as operand_sets
 
 ASM = Path(__file__).parent / "asm"
 

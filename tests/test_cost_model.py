@@ -10,11 +10,12 @@ import shutil
 
 import pytest
 
-from avrmp.generate import generate, write_routine
-from avrmp.runner import Call, run_batch
+from avrmp.routine.files import write_routine
+from avrmp.routine.generate import generate
 from avrmp.spec import Spec
-from avrmp.toolchain import build_firmware
-from avrmp.verify import oracle, result_bytes
+from avrmp.verify.inputs import oracle, result_bytes
+from avrmp.verify.simulator import Call, run_batch
+from avrmp.verify.toolchain import build_firmware
 
 pytestmark = pytest.mark.skipif(
     shutil.which("avr-gcc") is None, reason="needs gcc-avr, avr-libc, simavr, libsimavr-dev"

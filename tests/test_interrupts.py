@@ -18,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from avrmp.generate import generate, write_routine
-from avrmp.runner import Call, Measurement, run_batch
+from avrmp.routine.files import write_routine
+from avrmp.routine.generate import generate
 from avrmp.spec import Spec
-from avrmp.toolchain import Firmware, build_firmware
-from avrmp.verify import oracle
+from avrmp.verify.inputs import oracle
+from avrmp.verify.simulator import Call, Measurement, run_batch
+from avrmp.verify.toolchain import Firmware, build_firmware
 
 ASM = Path(__file__).parent / "asm"
 

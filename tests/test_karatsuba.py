@@ -14,14 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from avrmp.bench import Row, measure
+from avrmp.bench.measure import Row, measure
 from avrmp.errors import AvrmpError
-from avrmp.generate import generate, write_routine
-from avrmp.runner import Call, Measurement, run_batch
+from avrmp.routine.files import write_routine
+from avrmp.routine.generate import generate
 from avrmp.spec import Spec
-from avrmp.toolchain import build_firmware
-from avrmp.verify import oracle
-from avrmp.verify import test_operands as operand_sets
+from avrmp.verify.inputs import oracle
+from avrmp.verify.inputs import test_operands as operand_sets
+from avrmp.verify.simulator import Call, Measurement, run_batch
+from avrmp.verify.toolchain import build_firmware
 
 pytestmark = pytest.mark.skipif(
     shutil.which("avr-gcc") is None, reason="needs gcc-avr, avr-libc, simavr, libsimavr-dev"
@@ -164,9 +165,10 @@ def test_signed_arm_copies_differ_only_in_the_signed_instructions() -> None:
     """A signed arm is emitted twice, entered by BRTS when short and by BRTC over RJMP when long;
     the subtracting copy is the adding one with ADD/ADC of the marked bytes turned into SUB/SBC,
     and both paths cost the same cycles."""
-    from avrmp.isa import Instr
-    from avrmp.program import Program
-    from avrmp.vreg import AllocationError, VProgram, allocate
+    from avrmp.program.program import Program
+    from avrmp.regalloc.allocator import allocate
+    from avrmp.regalloc.vprogram import AllocationError, VProgram
+    from avrmp.target.avr.isa import Instr
 
     def arm(n: int) -> Program:
         vp = VProgram()
@@ -206,8 +208,8 @@ def test_signed_arm_copies_differ_only_in_the_signed_instructions() -> None:
 
 def _path_cycles(p, t: bool) -> int:
     """Cycles of straight-line code with T-flag branches, for a given T."""
-    from avrmp.isa import Instr
-    from avrmp.program import Label
+    from avrmp.program.items import Label
+    from avrmp.target.avr.isa import Instr
 
     where = {it.name: k for k, it in enumerate(p.items) if isinstance(it, Label)}
     total, k = 0, 0
@@ -232,9 +234,10 @@ def test_pushed_pointer_lends_its_registers_and_keeps_its_memory() -> None:
     """Between push_pointer and pop_pointer the pointer's registers hold values and nothing is
     read or written through it; values loaded through it before are reloaded after the pop
     instead of being spilled."""
-    from avrmp.isa import Instr, Mem
-    from avrmp.program import Program
-    from avrmp.vreg import VProgram, allocate
+    from avrmp.program.program import Program
+    from avrmp.regalloc.allocator import allocate
+    from avrmp.regalloc.vprogram import VProgram
+    from avrmp.target.avr.isa import Instr, Mem
 
     vp = VProgram()
     e = vp.vs(2, "e")

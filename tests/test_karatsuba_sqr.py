@@ -12,13 +12,14 @@ import random
 
 import pytest
 
-from avrmp.bench import runs_on_mcu
-from avrmp.blocks import emit_square
-from avrmp.generate import generate, write_routine
-from avrmp.karatsuba_large import level_options
+from avrmp.bench.catalog import runs_on_mcu
+from avrmp.blocks.square import emit_square
+from avrmp.routine.files import write_routine
+from avrmp.routine.generate import generate
 from avrmp.spec import Spec
-from avrmp.toolchain import build_firmware
-from avrmp.verify import verify_firmware
+from avrmp.techniques.karatsuba.large import level_options
+from avrmp.verify.checks import verify_firmware
+from avrmp.verify.toolchain import build_firmware
 
 FIXED_SQR = [128, 160, 192, 224, 256]
 LARGE = [384, 512, 768, 1024, 1536, 2048]
@@ -98,7 +99,7 @@ def test_sqr_has_no_sign_handling():
 
 def test_emit_square_against_python():
     """The block itself, interpreted over virtual registers: each cross product once."""
-    from avrmp.vreg import VProgram
+    from avrmp.regalloc.vprogram import VProgram
 
     rng = random.Random(5)
     cases = [(1, 0), (2, 1), (3, 2), (5, 5), (6, 3), (7, 8), (8, 8), (9, 17), (12, 12)]
@@ -128,7 +129,7 @@ def test_emit_square_against_python():
 
 def _interpret(p, init: dict[int, int]) -> dict:
     """A tiny AVR interpreter over a VProgram (the instructions emit_square uses)."""
-    from avrmp.vreg import V, VInstr
+    from avrmp.regalloc.vprogram import V, VInstr
 
     regs: dict = dict(init)
     phys = {0: 0, 1: 0}

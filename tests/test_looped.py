@@ -8,9 +8,9 @@ import shutil
 
 import pytest
 
-from avrmp.bench import measure
+from avrmp.bench.measure import measure
 from avrmp.errors import AvrmpError
-from avrmp.generate import generate
+from avrmp.routine.generate import generate
 from avrmp.spec import Spec
 
 pytestmark = pytest.mark.skipif(

@@ -10,13 +10,14 @@ import shutil
 
 import pytest
 
-from avrmp.bench import catalog, measure
+from avrmp.bench.catalog import catalog
+from avrmp.bench.measure import measure
 from avrmp.errors import AvrmpError
-from avrmp.generate import generate
-from avrmp.kernel import Kernel
-from avrmp.nomul import lower
-from avrmp.program import Program
+from avrmp.program.program import Program
+from avrmp.routine.generate import generate
 from avrmp.spec import Spec
+from avrmp.techniques.kernel import Kernel
+from avrmp.techniques.nomul import lower
 
 needs_toolchain = pytest.mark.skipif(
     shutil.which("avr-gcc") is None, reason="needs gcc-avr, avr-libc, simavr, libsimavr-dev"

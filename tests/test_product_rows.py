@@ -9,15 +9,17 @@ import random
 
 import pytest
 
-from avrmp.abi import wrap
-from avrmp.blocks import emit_product, emit_product_rows
-from avrmp.generate import write_routine
-from avrmp.kernel import Kernel
-from avrmp.program import Mem, Program
-from avrmp.runner import Call, run_batch
+from avrmp.blocks.products import emit_product, emit_product_rows
+from avrmp.program.program import Program
+from avrmp.regalloc.allocator import allocate
+from avrmp.regalloc.vprogram import VProgram
+from avrmp.routine.files import write_routine
+from avrmp.routine.wrapper import wrap
 from avrmp.spec import Spec
-from avrmp.toolchain import build_firmware
-from avrmp.vreg import VProgram, allocate
+from avrmp.target.avr.isa import Mem
+from avrmp.techniques.kernel import Kernel
+from avrmp.verify.simulator import Call, run_batch
+from avrmp.verify.toolchain import build_firmware
 
 POOL = list(range(2, 26))
 

@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from avrmp.generate import generate, write_routine
-from avrmp.runner import Call, run_batch
+from avrmp.routine.files import write_routine
+from avrmp.routine.generate import generate
 from avrmp.spec import Spec
-from avrmp.toolchain import build_firmware
-from avrmp.verify import _check_one, oracle, sram_fits
+from avrmp.verify.checks import check_one, sram_fits
+from avrmp.verify.inputs import oracle
+from avrmp.verify.simulator import Call, run_batch
+from avrmp.verify.toolchain import build_firmware
 
 LENGTHS = list(range(4, 257, 4))
 RANDOM_PER_LENGTH = 4
@@ -67,7 +69,7 @@ def test_every_length(firmwares, op, mcu):
     results = run_batch(fw, calls, max_cycles=2_000_000)
     first: dict[int, object] = {}
     for call, n, m in zip(calls, meta, results):
-        bad = _check_one(m, oracle(op, n, call.operands))
+        bad = check_one(m, oracle(op, n, call.operands))
         assert bad is None, f"{op} len {n} on {mcu}: {bad}"
         ref = first.setdefault(n, m)
         assert (m.core_cycles, m.abi_cycles) == (ref.core_cycles, ref.abi_cycles), f"len {n}"

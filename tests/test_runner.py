@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from avrmp.errors import AvrmpError
-from avrmp.runner import Call, Measurement, host_binary, run_batch
-from avrmp.toolchain import Firmware, build_firmware
+from avrmp.verify.simulator import Call, Measurement, host_binary, run_batch
+from avrmp.verify.toolchain import Firmware, build_firmware
 
 ASM = Path(__file__).parent / "asm"
 

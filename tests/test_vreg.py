@@ -6,9 +6,9 @@ from __future__ import annotations
 
 
 def _allocated(vp, pool, slots=()) -> list:
-    from avrmp.isa import Instr
-    from avrmp.program import Program
-    from avrmp.vreg import allocate
+    from avrmp.program.program import Program
+    from avrmp.regalloc.allocator import allocate
+    from avrmp.target.avr.isa import Instr
 
     out = Program()
     allocate(vp, pool, out, spill_slots=list(slots))
@@ -18,8 +18,8 @@ def _allocated(vp, pool, slots=()) -> list:
 def test_zero_register_is_recreated_not_spilled() -> None:
     """A register cleared once and only read afterwards is evicted without a store and comes
     back by CLR."""
-    from avrmp.isa import Mem
-    from avrmp.vreg import VProgram
+    from avrmp.regalloc.vprogram import VProgram
+    from avrmp.target.avr.isa import Mem
 
     vp = VProgram()
     zero = vp.v("zero")
@@ -40,8 +40,8 @@ def test_zero_register_is_recreated_not_spilled() -> None:
 def test_value_needing_a_high_register_gets_one() -> None:
     """SUBI needs r16..r31: its value goes there, and where none is free, another value moves
     down by one MOV instead of being spilled."""
-    from avrmp.isa import Mem
-    from avrmp.vreg import VProgram
+    from avrmp.regalloc.vprogram import VProgram
+    from avrmp.target.avr.isa import Mem
 
     vp = VProgram()
     xs = vp.vs(2, "x")
@@ -64,9 +64,11 @@ def test_value_needing_a_high_register_gets_one() -> None:
 def test_signed_arm_copies_may_differ_and_stay_balanced() -> None:
     """arm_pair puts different instructions in the two copies of a signed arm (or none in the
     subtracting one); both paths still take the same cycles."""
-    from avrmp.isa import Instr, Mem
-    from avrmp.program import Label, Program
-    from avrmp.vreg import VProgram, allocate
+    from avrmp.program.items import Label
+    from avrmp.program.program import Program
+    from avrmp.regalloc.allocator import allocate
+    from avrmp.regalloc.vprogram import VProgram
+    from avrmp.target.avr.isa import Instr, Mem
 
     vp = VProgram()
     u, m, d, x = vp.v("u"), vp.v("m"), vp.v("d"), vp.v("x")
@@ -113,8 +115,8 @@ def test_signed_arm_copies_may_differ_and_stay_balanced() -> None:
 def test_load_evicted_before_use_is_dropped() -> None:
     """A value loaded by LDD and evicted before anything read it costs nothing: its load goes,
     and the reload where it is used is its only load."""
-    from avrmp.isa import Mem
-    from avrmp.vreg import VProgram
+    from avrmp.regalloc.vprogram import VProgram
+    from avrmp.target.avr.isa import Mem
 
     vp = VProgram()
     early = vp.v("early")

@@ -13,7 +13,7 @@ import json
 import sys
 from pathlib import Path
 
-from avrmp.bench import measure
+from avrmp.bench.measure import measure
 from avrmp.spec import Spec
 
 BASELINE = Path(__file__).with_name("baseline_karatsuba.json")

@@ -12,9 +12,17 @@ import tempfile
 from pathlib import Path
 
 from . import __version__
+from .bench.catalog import catalog
+from .bench.measure import run
+from .bench.plot import plot
+from .bench.report import markdown, update_readme, write_json
 from .errors import AvrmpError
-from .mcu import DEFAULT_MCU
+from .routine.files import write_atomic, write_routine
+from .routine.generate import generate
 from .spec import OPS, VARIANTS, Spec
+from .target.avr.parts import DEFAULT_MCU, simulated_mcu
+from .techniques.registry import ALGORITHMS, DEFAULT_ALGO, get_algorithm
+from .verify.checks import verify_file
 
 
 class _Parser(argparse.ArgumentParser):
@@ -96,8 +104,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _spec_from(args: argparse.Namespace) -> Spec:
-    from .algorithms import DEFAULT_ALGO, get_algorithm
-
     algo = args.algo or DEFAULT_ALGO[args.op]
     bits = args.bits
     if bits is None:
@@ -113,8 +119,6 @@ def _spec_from(args: argparse.Namespace) -> Spec:
 
 
 def cmd_gen(args: argparse.Namespace) -> int:
-    from .generate import generate, write_routine
-
     routine = generate(_spec_from(args))
     asm, hdr = write_routine(routine, args.out)
     print(f"{asm}\n{hdr}")
@@ -122,11 +126,7 @@ def cmd_gen(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from .generate import write_atomic
-    from .mcu import get_mcu
-    from .verify import verify_file
-
-    get_mcu(args.mcu)
+    simulated_mcu(args.mcu)
     if args.bits <= 0 or args.bits % 8:
         raise AvrmpError(f"--bits {args.bits}: must be a positive multiple of 8")
     if args.tests < 0:
@@ -156,11 +156,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from . import bench
-    from .algorithms import get_algorithm
-    from .mcu import get_mcu
-
-    get_mcu(args.mcu)
+    simulated_mcu(args.mcu)
     for algo in args.algos or ():
         get_algorithm(algo)
     for name, given, known in (("--ops", args.ops, OPS), ("--variants", args.variants, VARIANTS)):
@@ -169,21 +165,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 raise AvrmpError(f"{name}: unknown {x!r}: choose from {', '.join(known)}")
     if args.tests < 0:
         raise AvrmpError("--tests must be 0 or more")
-    specs = bench.catalog(args.ops, args.bits, args.algos, args.variants, args.mcu,
+    specs = catalog(args.ops, args.bits, args.algos, args.variants, args.mcu,
                           {"e": args.e, "d": args.d})
-    rows = bench.run(specs, args.tests, progress=sys.stderr.isatty())
-    table = bench.markdown(rows)
+    rows = run(specs, args.tests, progress=sys.stderr.isatty())
+    table = markdown(rows)
     print(table, end="")
     if args.json:
-        bench.write_json(rows, args.json)
+        write_json(rows, args.json)
     if args.markdown:
-        from .generate import write_atomic
-
         write_atomic(args.markdown, table)
     if args.plot:
-        bench.plot(rows, args.plot)
+        plot(rows, args.plot)
     if args.readme:
-        bench.update_readme(args.readme, table)
+        update_readme(args.readme, table)
     failed = [r for r in rows if not r.verified]
     if failed:
         print(f"avrmp: {len(failed)} routine(s) failed verification", file=sys.stderr)
@@ -192,8 +186,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from .algorithms import ALGORITHMS, DEFAULT_ALGO
-
     for a in ALGORITHMS.values():
         ops = ", ".join(op + (" (default)" if DEFAULT_ALGO.get(op) == a.name else "")
                         for op in a.builders)

@@ -1,12 +1,14 @@
-"""Spec: everything that determines a generated routine.  It validates itself on construction."""
+"""Spec: everything that determines a generated routine.  It validates itself on construction,
+against the algorithm registry, so everything downstream may assume a valid request."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 from .errors import AvrmpError
-from .mcu import DEFAULT_MCU, get_mcu
+from .target.avr.parts import DEFAULT_MCU, get_mcu
+from .techniques.registry import Algorithm, get_algorithm
 
 OPS = ("mul", "sqr", "add", "sub")
 VARIANTS = ("branched", "branchfree")
@@ -25,7 +27,6 @@ class Spec:
     d: int | None = None
     e: int | None = None
     looped: bool = False
-    params: tuple[tuple[str, object], ...] = field(default=())
 
     def __post_init__(self) -> None:
         if self.op not in OPS:
@@ -37,9 +38,45 @@ class Spec:
         get_mcu(self.mcu)
         if self.name and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.name):
             raise AvrmpError(f"--name {self.name!r} is not a C identifier")
-        from .algorithms import get_algorithm  # the registry imports kernels, which import Spec
+        self._check_algorithm(get_algorithm(self.algo))
 
-        get_algorithm(self.algo).check(self)
+    def _check_algorithm(self, algo: Algorithm) -> None:
+        """What the algorithm offers: its operations, sizes, parameters and variants."""
+        if self.op not in algo.builders:
+            ops = ", ".join(algo.builders)
+            raise AvrmpError(f"--algo {algo.name} does not do {self.op}: it serves {ops}")
+        n = self.operand_bytes
+        if not algo.min_bytes <= n <= algo.max_bytes:
+            raise AvrmpError(f"--bits {self.bits}: {algo.name} supports {8 * algo.min_bytes} to "
+                             f"{8 * algo.max_bytes} bits")
+        if algo.even_only and n % 2:
+            raise AvrmpError(f"--bits {self.bits}: {algo.name} needs an even number of bytes")
+        if n % algo.byte_multiple:
+            raise AvrmpError(f"--bits {self.bits}: {algo.name} needs a multiple of "
+                             f"{8 * algo.byte_multiple} bits")
+        for param in ("levels", "d", "e"):
+            if getattr(self, param) is not None and param not in algo.accepts:
+                raise AvrmpError(f"--{param} does not apply to {algo.name}")
+        self._check_looped(algo)
+        if self.variant not in algo.variants:
+            raise AvrmpError(f"--variant {self.variant}: {algo.name} offers "
+                             f"{', '.join(algo.variants)}")
+        if algo.needs_mul and self.op in ("mul", "sqr") and not get_mcu(self.mcu).has_mul:
+            raise AvrmpError(
+                f"--mcu {self.mcu} has no hardware multiplier and {algo.name} needs one")
+
+    def _check_looped(self, algo: Algorithm) -> None:
+        if self.looped and self.op not in algo.looped_builders:
+            raise AvrmpError(f"--looped: {algo.name} has no looped {self.op}")
+        for param, hi in algo.looped_max.items() if self.looped else ():
+            value = getattr(self, param)
+            if value is not None and not 1 <= value <= hi:
+                raise AvrmpError(f"--{param} {value}: looped {algo.name} takes 1..{hi} (the "
+                                 "loop's window and row share the register file)")
+
+    @property
+    def algorithm(self) -> Algorithm:
+        return get_algorithm(self.algo)
 
     @property
     def operand_bytes(self) -> int:
@@ -62,9 +99,7 @@ class Spec:
     @property
     def runtime_length(self) -> bool:
         """The routine takes the operand length as a run-time argument (after the pointers)."""
-        from .algorithms import get_algorithm
-
-        return get_algorithm(self.algo).runtime_length
+        return self.algorithm.runtime_length
 
     @property
     def n_inputs(self) -> int:

@@ -1,0 +1,97 @@
+"""The benchmark's default catalog: which routines `bash run bench` measures, filtered and swept
+by the CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..errors import AvrmpError
+from ..routine.generate import generate
+from ..spec import Spec
+from ..target.avr.parts import DEFAULT_MCU, get_mcu
+from ..techniques.karatsuba.large import stack_estimate
+from ..techniques.registry import ALGORITHMS
+
+# The benchmark's default catalog: (op, algo, variant, sizes in bits).
+# An optional fifth field True marks a looped routine (Spec.looped).
+DEFAULT_CATALOG: list[tuple] = [
+    ("mul", "product-scanning", "branchfree", (48, 64, 80, 96, 128, 160, 192, 256, 512)),
+    ("mul", "operand-scanning", "branchfree", (160, 192, 256, 512)),
+    ("mul", "hybrid", "branchfree", (160, 192, 256, 512)),
+    ("mul", "operand-caching", "branchfree", (160, 192, 256, 512)),
+    ("mul", "consecutive-operand-caching", "branchfree", (128, 160, 192, 256, 512)),
+    ("sqr", "product-scanning", "branchfree", (64, 128, 160, 192, 256, 512)),
+    ("mul", "rps", "branchfree", (128, 160, 192, 256, 512, 1024, 2048)),
+    ("sqr", "rps", "branchfree", (128, 160, 192, 256, 512, 1024, 2048)),
+    ("mul", "product-scanning", "branchfree", (64, 96, 160, 192, 256, 512, 1024, 2048), True),
+    ("sqr", "product-scanning", "branchfree", (64, 96, 160, 256, 1024, 2048), True),
+    ("mul", "operand-caching", "branchfree", (64, 96, 160, 192, 256, 512, 1024, 2048), True),
+    ("mul", "karatsuba", "branchfree", (48, 64, 80, 96, 128, 160, 192, 224, 256)),
+    ("mul", "karatsuba", "branched", (48, 64, 80, 96, 128, 160, 192, 224, 256)),
+    ("sqr", "karatsuba", "branchfree", (128, 160, 192, 224, 256, 384, 512)),
+    ("mul", "karatsuba", "branchfree", (512, 768, 1024, 1536, 2048)),
+    ("mul", "karatsuba", "branched", (512, 1024, 2048)),
+    ("sqr", "karatsuba", "branchfree", (768, 1024, 1536, 2048)),
+    ("add", "ripple", "branchfree", (128, 256, 1024, 2048)),
+    ("sub", "ripple", "branchfree", (128, 256, 1024, 2048)),
+]
+
+
+def catalog(
+    ops: Iterable[str] | None = None,
+    bits: Iterable[int] | None = None,
+    algos: Iterable[str] | None = None,
+    variants: Iterable[str] | None = None,
+    mcu: str = "atmega128",
+    params: dict[str, Iterable[int] | None] | None = None,
+) -> list[Spec]:
+    """The default benchmark, filtered by the given lists (None = everything in the catalog).
+    params: algorithm parameters to sweep ({"e": [2, 4, 8]}): a routine that takes the parameter
+    is run once per value instead of with its default; the others are left out."""
+    sweeps = [{}]
+    for key, values in (params or {}).items():
+        if values:
+            sweeps = [{**s, key: v} for s in sweeps for v in values]
+
+    specs = []
+    for op, algo, variant, sizes, *extra in DEFAULT_CATALOG:
+        looped = bool(extra and extra[0])  # optional fifth field: looped
+        if ops and op not in ops or algos and algo not in algos:
+            continue
+        if variants and variant not in variants:
+            continue
+        for b in (bits or sizes):
+            if bits and b not in bits:
+                continue
+            for sweep in sweeps:
+                try:
+                    spec = Spec(op, b, algo, variant=variant, mcu=mcu, looped=looped, **sweep)
+                except AvrmpError:
+                    if not bits and mcu == DEFAULT_MCU and not sweep:
+                        raise
+                    continue  # not offered at this size, on this MCU, or with this parameter
+                if spec in specs or mcu != DEFAULT_MCU and not runs_on_mcu(spec):
+                    continue
+                specs.append(spec)
+    if not specs:
+        known = ", ".join(ALGORITHMS)
+        raise AvrmpError(f"the selection matches no routine in the catalog (algorithms: {known})")
+    return specs
+
+
+def runs_on_mcu(spec: Spec) -> bool:
+    """Whether the routine fits the MCU: operand buffers (with the runner's guards) plus stack in
+    SRAM, and the generated code in flash (and in RCALL reach for the no-MUL subroutine)."""
+    mcu = get_mcu(spec.mcu)
+    n = spec.operand_bytes
+    buffers = spec.result_bytes + spec.n_inputs * n + 16 * (spec.n_inputs + 2)
+    stack = 48 + 20 + (n + 8 if spec.looped and spec.algo == "operand-caching" else 8)
+    if spec.algo == "karatsuba":  # large Karatsuba: frames of its memory levels
+        stack += stack_estimate(spec.op, n, spec.levels)
+    if buffers + stack > mcu.sram_bytes:
+        return False
+    try:
+        generate(spec)
+    except AvrmpError:
+        return False
+    return True

@@ -1,0 +1,76 @@
+"""The benchmark's results as text: the markdown table (for bench/results.md and the README),
+JSON for tools."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+from ..errors import AvrmpError
+from ..routine.files import write_atomic
+from .measure import Row
+
+
+def _ref_text(row: Row) -> str:
+    return "; ".join(f"{r['source']}: {r['cycles']}" + (f" ({r['bytes']} B)" if r["bytes"] else "")
+                     for r in row.references)
+
+
+def markdown(rows: Sequence[Row]) -> str:
+    head = ("| op | bits | algo | variant | core cycles | ABI cycles | code bytes | stack | "
+            "LD | ST | MUL | verified | papers (core cycles, bytes) |")
+    lines = [head, "|" + "---|" * 13]
+    for r in rows:
+        ok = f"yes ({r.tests})" if r.verified else f"NO: {r.failure}"
+        algo = r.algo + (f" {r.params}" if r.params else "")
+        lines.append(
+            f"| {r.op} | {r.bits} | {algo} | {r.variant} | {r.core_cycles} | {r.abi_cycles} | "
+            f"{r.code_bytes} | {r.stack_bytes} | {r.ld} | {r.st} | {r.mul} | {ok} | {_ref_text(r)} |"
+        )
+    total = sum(r.tests for r in rows)
+    seconds = sum(r.verify_seconds for r in rows)
+    lines += ["", f"Verification harness: {len(rows)} routines, {total} inputs, {seconds:.1f} s of "
+              "simulation in all" + "".join(
+                  f"; {r.op} {r.bits} {r.algo} {r.variant}: {r.tests} inputs in "
+                  f"{r.verify_seconds:.2f} s" for r in rows
+                  if (r.op, r.bits, r.algo, r.variant) == ("mul", 256, "karatsuba", "branchfree"))
+              + "."]
+    return "\n".join(lines + squaring_ratios(rows)) + "\n"
+
+
+def squaring_ratios(rows: Sequence[Row]) -> list[str]:
+    """Markdown lines comparing branch-free Karatsuba squaring with multiplication of the same size
+    (seed 003: squaring up to 44 % faster), for the sizes the rows have both of."""
+    core = {(r.op, r.bits): r.core_cycles for r in rows
+            if r.algo == "karatsuba" and r.variant == "branchfree" and r.verified and not r.params}
+    sizes = sorted(b for op, b in core if op == "sqr" and ("mul", b) in core)
+    if not sizes:
+        return []
+    out = ["", "Karatsuba squaring against multiplication (branch-free, core cycles):", "",
+           "| bits | mul | sqr | sqr / mul | squaring saves |", "|---|---|---|---|---|"]
+    for b in sizes:
+        m, q = core[("mul", b)], core[("sqr", b)]
+        out.append(f"| {b} | {m} | {q} | {q / m:.3f} | {100 * (1 - q / m):.1f} % |")
+    return out
+
+
+def write_json(rows: Sequence[Row], path: Path) -> None:
+    write_atomic(path, json.dumps([asdict(r) for r in rows], indent=1) + "\n")
+
+
+README_BEGIN, README_END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
+
+def update_readme(path: Path, table: str) -> None:
+    """Put the freshly measured table between the bench markers of a markdown file."""
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise AvrmpError(f"cannot read {path}: {e.strerror}") from None
+    if README_BEGIN not in text or README_END not in text:
+        raise AvrmpError(f"{path} has no {README_BEGIN} ... {README_END} markers")
+    head, rest = text.split(README_BEGIN, 1)
+    _, tail = rest.split(README_END, 1)
+    write_atomic(path, f"{head}{README_BEGIN}\n{table}{README_END}{tail}")

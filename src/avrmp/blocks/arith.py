@@ -1,0 +1,70 @@
+"""Carry chains, absolute differences and conditional negation over byte strings in registers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..target.avr.isa import Mem
+
+
+def emit_abs_diff(p, x: Sequence, y, zero) -> object:
+    """x := |x - y| in place (y may be shorter: missing bytes count as zero; or a function giving
+    y's byte i, called just before it is needed, so loads interleave with the subtraction);
+    returns a register holding the sign mask, 0xFF when x < y and 0x00 otherwise.
+
+    Constant time: the subtraction's borrow becomes the mask (SBC m, m), and (d XOR m) - m negates
+    d exactly when m = 0xFF, without NEG and without a branch.
+    """
+    get = y if callable(y) else (lambda i: y[i] if i < len(y) else None)
+    for i, xi in enumerate(x):
+        yi = get(i)
+        p.emit("sub" if i == 0 else "sbc", xi, zero if yi is None else yi)
+    mask = p.v("sign")
+    p.sbc(mask, mask)
+    emit_cond_negate(p, x, mask)
+    return mask
+
+
+def emit_cond_negate(p, x: Sequence, mask) -> None:
+    """x := -x if mask = 0xFF, x if mask = 0x00 (two's complement over len(x) bytes)."""
+    for xi in x:
+        p.eor(xi, mask)
+    for i, xi in enumerate(x):
+        p.emit("sub" if i == 0 else "sbc", xi, mask)
+
+
+def emit_add_chain(p, dst: Sequence, src: Sequence, zero, carry_in: bool = False) -> None:
+    """dst += src over len(dst) bytes (src may be shorter; the carry ripples on through zero)."""
+    for i, d in enumerate(dst):
+        first = i == 0 and not carry_in
+        p.emit("add" if first else "adc", d, src[i] if i < len(src) else zero)
+
+
+def emit_ripple_mem(p, ptr: str, n: int, src, first_src=None, carry_in: bool = False,
+                    name: str = "R") -> None:
+    """The n bytes at ptr += src (one register for every byte, first_src for byte 0) in one
+    carry chain, byte by byte: LD, ADC, ST with post-increment, which leave the carry alone, so
+    nothing is parked and no pointer is adjusted (ptr ends n bytes further on)."""
+    for q in range(n):
+        v = p.v("h")
+        p.ld(v, Mem(ptr), comment=f"{name}[{q}]")
+        op = "adc" if q or carry_in else "add"
+        p.emit(op, v, first_src if q == 0 and first_src is not None else src)
+        p.st(Mem(ptr, "+"), v)
+
+
+
+def emit_ripple(p, h: Sequence, d, f) -> None:
+    """h += d sign-extended by f (a small signed value in (d, f): a merged carry and borrow)."""
+    for i, hi in enumerate(h):
+        p.emit("add" if i == 0 else "adc", hi, d if i == 0 else f)
+
+
+def emit_copy(p, vs: Sequence) -> list:
+    """Fresh virtual registers holding the same bytes (MOVW for pairs where the allocator can)."""
+    out = [p.v("cp") for _ in vs]
+    for i in range(0, len(vs) - 1, 2):
+        p.copy_pair(out[i], out[i + 1], vs[i], vs[i + 1])
+    if len(vs) % 2:
+        p.mov(out[-1], vs[-1])
+    return out

@@ -1,0 +1,1 @@
+"""Target models: per target, one instruction table, its parts and its calling convention."""

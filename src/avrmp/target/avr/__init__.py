@@ -1,0 +1,1 @@
+"""The AVR target: instruction table and timing (isa), parts (parts), calling convention (abi)."""

@@ -1,0 +1,50 @@
+"""The AVR parts avrmp targets: what the generator, the cost model and the simulator host need to
+know about each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...errors import AvrmpError
+
+
+@dataclass(frozen=True)
+class Mcu:
+    name: str
+    has_mul: bool
+    flash_bytes: int
+    sram_bytes: int
+    core: str = "avre"  # the timing column of isa.OPS
+    simulated: bool = True  # simavr models the part: its cycle counts are measured, not modelled
+
+
+MCUS = {
+    m.name: m
+    for m in (
+        Mcu("atmega128", True, 128 * 1024, 4096),
+        Mcu("atmega328p", True, 32 * 1024, 2048),
+        Mcu("atmega2560", True, 256 * 1024, 8192),
+        Mcu("atmega1284p", True, 128 * 1024, 16384),
+        Mcu("attiny85", False, 8 * 1024, 512),
+        Mcu("atxmega128a1", True, 128 * 1024, 8192, core="avrxm", simulated=False),
+    )
+}
+DEFAULT_MCU = "atmega128"
+
+
+def get_mcu(name: str) -> Mcu:
+    try:
+        return MCUS[name]
+    except KeyError:
+        raise AvrmpError(f"unknown MCU {name!r}: choose one of {', '.join(MCUS)}") from None
+
+
+def simulated_mcu(name: str) -> Mcu:
+    """The part, if simavr can run it; else an AvrmpError that says why there is no figure."""
+    mcu = get_mcu(name)
+    if not mcu.simulated:
+        raise AvrmpError(
+            f"simavr cannot simulate {name} ({mcu.core} timing): there is no measured figure for "
+            "it; `avrmp gen` reports the cost model's cycles for that core in the .S header"
+        )
+    return mcu

@@ -1,0 +1,293 @@
+"""Combining a Karatsuba level's products into its result.
+
+With L = A_l B_l at R[0..2k), Hbar = A_h B_h + L_1 at R[2k..4k) and M = |A_l - A_h| |B_l - B_h|
+arriving byte by byte, U = (L_0 | Hbar_lo) + Hbar -/+ M goes to R[k..3k) and Hbar_hi + the
+carries and borrow to R[3k..4k) (Combination); a node's result may feed the combination one level
+up instead of memory (emit_fused_combine); a two-level node adds its parent's L_1 as it goes
+(emit_node_addend).  Also the memory passes of deeper levels: the differences into the frame
+(emit_mem_absdiffs), Hbar = H + L_1 in memory (emit_mem_add_l1), the combination with M in the
+frame (emit_mem_combine).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...blocks.arith import emit_abs_diff, emit_ripple
+from ...blocks.pointers import load_disp, load_inc, store_disp
+from ...regalloc.vprogram import V, VProgram
+from ...target.avr.isa import Mem
+from .frame import ARG_SLOT
+
+
+@dataclass(frozen=True)
+class OuterCombine:
+    """The combination one level up, to be fed with this node's result byte by byte (see
+    emit_fused_combine): that level's half size k, its result at the entry pointer r plus r_off,
+    its t at frame byte t_slot (from SP+1)."""
+
+    k: int
+    r_off: int
+    t_slot: int
+
+
+def emit_fused_combine(p: VProgram, m: int, product: list[V], t: V | None, zero: V,
+                       variant: str, w: int, outer: OuterCombine) -> None:
+    """A node's combination whose result bytes go straight into the combination one level up
+    instead of memory: the node is that level's M child, so M never goes to the frame and back.
+    Y (on the frame) fetches the outer t and the result pointer, then points at the outer result;
+    Z stays on the node's result (its L_0 and Hbar).  Branched, the outer combination is the
+    signed arm and the node's own M is masked; branch-free, both are masked (the node's may come
+    premasked, t in the T flag)."""
+    p.phase("this node's result feeds the combination one level up")
+    t_o = p.v("to")
+    p.ldd(t_o, Mem("Y", disp=1 + outer.t_slot), comment="the outer level's t")
+    p.ldd(0, Mem("Y", disp=1 + ARG_SLOT["r"]), comment="Y = the outer result")
+    p.ldd(29, Mem("Y", disp=2 + ARG_SLOT["r"]))
+    p.mov(28, 0)
+    if outer.r_off:
+        p.adiw(28, outer.r_off)
+    branched = variant == "branched"
+    up = Combination(p, outer.k, t_o, zero, "signed" if branched else "mask", w, ptr="Y")
+    inner = Combination(p, m, t, zero, "mask" if t is not None else "premasked", w,
+                        out=up.feed)
+    if branched:
+        p.bst(t_o, 0, comment="T = the outer t: add M")
+        p.arm_begin()
+    up.start()
+    for i in range(m):  # the node's L_0, already final in memory
+        v = p.v("m")
+        p.ldd(v, Mem("Z", disp=i), comment=f"m[{i}]")
+        up.feed(i, v)
+    inner.start()
+    for i, v in enumerate(product):
+        inner.feed(i, v)
+    inner.finish()
+    up.finish()
+    if branched:
+        p.arm_end()
+
+
+class Combination:
+    """A parent's combination U = (L_0 | Hbar_lo) + Hbar - (-1)^t M over R, reached through a
+    pointer (Z or Y) at R+r_off: L_0 at R[0..k), Hbar at R[2k..4k); U goes to R[k..3k) and
+    Hbar_hi + (d, f) to R[3k..4k), or each result byte i (k <= i < 4k) to out(i, reg).  M's bytes
+    arrive in order through feed(i, reg); they are taken in chunks of w bytes, the two carry
+    chains' carries parked in registers in between (ROL saves, LSR restores), so only M's pending
+    bytes and one chunk are live at a time.
+
+    sign says how M's sign is applied: "branch" (t is tested in the T flag: the whole combination
+    is a signed arm, added or subtracted, with no masking), "signed" (the same inside an arm the
+    caller has opened), "mask" (t is the 0x00/0xFF mask: (M xor t) + (t & 1)) or "premasked" (M's
+    bytes come XORed already and t is in the T flag).  A node with an addend (see
+    emit_node_addend) hands over X_1 = L_0 + E_1 in place of L_0 at R[x_lo..x_lo+k) and a carry
+    byte (0 or 1) at carry_k that belongs at U's byte k: a third chain adds it there and joins the
+    others' carries.  keep_c: the last chunk's carry stays in C for the top bytes when only
+    stores come in between (one ROL and one ADD fewer)."""
+
+    def __init__(self, p: VProgram, k: int, t: V | None, zero: V, sign: str, w: int = 4,
+                 ptr: str = "Z", r_off: int = 0, x_lo: int = 0, carry_k: Mem | None = None,
+                 out=None, keep_c: bool = True) -> None:
+        self.p, self.k, self.t, self.zero, self.sign, self.w = p, k, t, zero, sign, w
+        self.ptr, self.r_off, self.x_lo, self.carry_k, self.out = ptr, r_off, x_lo, carry_k, out
+        self.keep_c = keep_c
+        self.pending: list[tuple[int, V]] = []
+        # Hbar_lo[i] is y_i and later x_{k+i}; Hbar_hi[i] is y_{k+i} and later a top byte: each
+        # is loaded once (the allocator reloads it for free if it must make room).
+        self.hbar: dict[int, V] = {}
+
+    def start(self) -> None:
+        p = self.p
+        p.phase(f"combine: U = (L_0 | Hbar_lo) + Hbar -/+ M, {2 * self.k} bytes in chunks of "
+                f"{self.w}")
+        self.c1, self.c2 = p.v("c1"), p.v("c2")
+        p.clr(self.c1)
+        p.clr(self.c2)
+        self.c3 = None
+        if self.carry_k is not None:
+            self.c3 = p.v("c3")
+            p.ldd(self.c3, self.carry_k, comment="carry of the node's addend, at U's byte k")
+        if self.sign == "branch":
+            p.bst(self.t, 0, comment="T = t: add M")
+            p.arm_begin()
+        elif self.sign == "premasked":
+            p.bld(self.c2, 0, comment="C of M's chain starts as t (M came masked, T = t)")
+        elif self.sign == "mask":
+            p.com(self.t, comment="t = 0xFF now means: subtract M")
+
+    def _load(self, off: int, name: str) -> V:
+        if off in self.hbar:
+            return self.hbar.pop(off)
+        v = self.p.v(name)
+        self.p.ldd(v, Mem(self.ptr, disp=self.r_off + off), comment=f"{name}[{off}]")
+        if 2 * self.k <= off < 4 * self.k:
+            self.hbar[off] = v
+        return v
+
+    def _emit(self, i: int, reg: V) -> None:
+        if self.out is None:
+            self.p.std(Mem(self.ptr, disp=self.r_off + i), reg, comment=f"r[{i}]")
+        else:
+            self.out(i, reg)
+
+    def feed(self, i: int, m: V) -> None:
+        """M's byte i (in order); a full chunk is added at once."""
+        self.pending.append((i, m))
+        if len(self.pending) == self.w or i == 2 * self.k - 1:
+            self._chunk()
+
+    def _chunk(self) -> None:
+        p, k, zero = self.p, self.k, self.zero
+        idx = [i for i, _ in self.pending]
+        ms = [m for _, m in self.pending]
+        self.pending = []
+        first = idx[0] == 0
+        u = [self._load(self.x_lo + i if i < k else k + i, "x") for i in idx]
+        if not first:
+            p.lsr(self.c1)
+        for n, i in enumerate(idx):
+            p.emit("add" if first and not n else "adc", u[n], self._load(2 * k + i, "hb"))
+        p.rol(self.c1)
+        if self.c3 is not None and idx[-1] >= k:
+            p.lsr(self.c3)
+            for n, i in enumerate(idx):
+                if i >= k:
+                    p.adc(u[n], zero)
+            p.rol(self.c3)
+        if self.sign == "mask":
+            for mv in ms:
+                p.eor(mv, self.t)
+        if not first or self.sign == "premasked":
+            p.lsr(self.c2)
+        elif self.sign == "mask":
+            p.cp(zero, self.t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
+        signed = self.sign in ("branch", "signed")
+        for n in range(len(idx)):
+            op = "add" if first and not n and signed else "adc"
+            if signed:
+                p.signed(op, u[n], ms[n])
+            else:
+                p.adc(u[n], ms[n])
+        # The last chunk's carry can stay in C until finish() when only stores (which keep the
+        # flags) come in between.
+        self.c2_in_c = (self.keep_c and idx[-1] == 2 * k - 1 and self.out is None
+                        and self.c3 is None)
+        if not self.c2_in_c:
+            p.rol(self.c2)
+        for n, i in enumerate(idx):
+            self._emit(k + i, u[n])
+
+    def finish(self) -> None:
+        p, k, zero = self.p, self.k, self.zero
+        p.phase("top bytes: Hbar_hi + (d, f)")
+        c1, c2 = self.c1, self.c2
+        if self.c3 is not None:
+            p.add(c1, self.c3, comment="the third chain's carry joins the first's")
+
+        def join_c2() -> None:
+            """c1 += the second chain's carry (a borrow in a signed arm's subtracting copy), still
+            in C or parked in c2."""
+            emit = p.signed if self.sign in ("branch", "signed") else p.emit
+            if self.c2_in_c:
+                emit("adc", c1, zero, comment="+ the last carry, still in C")
+            else:
+                emit("add", c1, c2)
+
+        if self.sign in ("branch", "signed"):
+            f = p.v("f")
+            join_c2()
+            p.sbc(f, f, comment="f = sign of d")
+            if self.sign == "branch":
+                p.arm_end()
+        elif self.sign == "premasked":
+            f = p.v("f")
+            p.clr(f)  # CLR and BLD keep C
+            p.bld(f, 0, comment="T = 1: M was subtracted")
+            join_c2()
+            p.sub(c1, f, comment="d = carries - T")
+            p.sbc(f, f, comment="f = sign of d")
+        else:
+            f = self.t
+            join_c2()
+            p.add(c1, f, comment="d = carries + sign extension")
+            p.adc(f, zero, comment="f = sign of d")
+        top = [self._load(3 * k + i, "hb") for i in range(k)]
+        emit_ripple(p, top, c1, f)
+        for i, v in enumerate(top):
+            self._emit(3 * k + i, v)
+
+
+def emit_combine(p: VProgram, k: int, m_byte, t: V | None, zero: V, variant: str, w: int = 4,
+                 **where) -> None:
+    """The whole combination of a parent whose M's byte i is m_byte(i) (see Combination; t None:
+    branch-free with M premasked)."""
+    sign = "branch" if variant == "branched" else "mask" if t is not None else "premasked"
+    c = Combination(p, k, t, zero, sign, w, **where)
+    c.start()
+    for i in range(2 * k):
+        c.feed(i, m_byte(i))
+    c.finish()
+
+
+def emit_node_addend(p: VProgram, low: list[V], e_off: int, out_off: int, zero: V) -> None:
+    """A two-level node's addend E (2m bytes at Z+e_off; the parent's L_1 in refined Karatsuba)
+    folded into the node's first base, whose product's low m bytes P_0 are in `low`: one carry
+    chain gives R_0 = P_0 + E_0 (stored at Z+out_off, final) and X_1 = P_0 + E_1 (stored at
+    Z+out_off+m, where the node's combination takes it in place of L_0); its carry goes to the
+    byte at Z+e_off (E_0[0], already consumed), to be added at U's byte k (emit_combine's
+    carry_k).  This replaces a memory pass H + L_1 over the node's whole result.  Each byte of E
+    is loaded just before it is added, and each result byte stored at once (loads and stores
+    leave the carry alone), so the chain needs no more registers than P_0."""
+    m = len(low)
+    p.phase("R_0 = P_0 + E_0, X_1 = P_0 + E_1 (the node's addend)")
+    for i, x in enumerate(low):
+        e = load_disp(p, "Z", e_off + i, 1, "e")[0]
+        p.emit("adc" if i else "add", e, x)
+        p.std(Mem("Z", disp=out_off + i), e, comment=f"r[{i}]")
+    for i, x in enumerate(low):
+        e = load_disp(p, "Z", e_off + m + i, 1, "e")[0]
+        p.adc(x, e)
+    ce = p.v("ce")
+    p.clr(ce)
+    p.rol(ce)
+    store_disp(p, "Z", out_off + m, low, "x")
+    p.std(Mem("Z", disp=e_off), ce, comment="carry of X_1, for U's byte k")
+
+
+
+def emit_mem_add_l1(p: VProgram, k: int, w: int = 8) -> None:
+    """Hbar = H + L_1 in memory: Z points at L_1, H follows at Z+k (2k bytes)."""
+    p.phase(f"Hbar = H + L_1 in memory ({k} bytes, carry rippled through H's top half)")
+    zero = p.v("zero")
+    p.clr(zero)
+    for j in range(0, 2 * k, w):
+        cols = range(j, min(j + w, 2 * k))
+        hs = load_disp(p, "Z", k + j, len(cols), "h")
+        for hv, col in zip(hs, cols):
+            lv = load_disp(p, "Z", col, 1, "l")[0] if col < k else zero
+            p.emit("adc" if col else "add", hv, lv)
+        store_disp(p, "Z", k + j, hs, "h")
+
+
+def emit_mem_absdiffs(p: VProgram, k: int, at: int = 1) -> tuple[list[V], list[V], V]:
+    """Z[at..at+k) = |A_l - A_h| (A through Y), Z[at+k..at+2k) = |B_l - B_h| (B through X+).
+    Returns both differences, still in registers, and t."""
+    p.phase(f"|A_l - A_h|, |B_l - B_h| and t ({k} bytes each) into the frame")
+    # Both halves have k bytes: emit_abs_diff never needs a zero register.
+    x = load_disp(p, "Y", 0, k, "a")
+    mask_a = emit_abs_diff(p, x, lambda i: load_disp(p, "Y", k + i, 1, "a'", first=i)[0], None)
+    store_disp(p, "Z", at, x, "d")
+    y = load_inc(p, "X", k, "b", 0)
+    mask_b = emit_abs_diff(p, y, lambda i: load_inc(p, "X", 1, "b'", k + i)[0], None)
+    store_disp(p, "Z", at + k, y, "d")
+    p.eor(mask_a, mask_b, comment="t")
+    return x, y, mask_a
+
+
+def emit_mem_combine(p: VProgram, k: int, m_off: int, variant: str) -> None:
+    """The combination with t at Y+0 and M at Y+m_off (2k bytes, in the frame); R through Z."""
+    zero, t = p.v("zero"), p.v("t")
+    p.clr(zero)
+    p.ldd(t, Mem("Y", disp=0), comment="t")
+    p.adiw(28, m_off, comment="Y -> M")
+    emit_combine(p, k, lambda i: load_disp(p, "Y", i, 1, "m", first=i)[0], t, zero, variant)

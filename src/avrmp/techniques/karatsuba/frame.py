@@ -1,0 +1,144 @@
+"""The stack frame of a multi-level Karatsuba routine and the pointers into it.
+
+A frame holds the three entry pointers (r, a, b) at ARG_SLOT, then SCRATCH bytes lent to base
+blocks for spills, then temporaries (differences, M, t) handed out and returned in stack order.
+A routine finds its frame above SP: `origin` bytes above SP+1 when a caller reserved it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...blocks.pointers import add_to_pair
+from ...blocks.stack import read_sp
+from ...program.program import Emitter
+from ...target.avr.abi import ARG_REGS
+from ...target.avr.isa import POINTER_REGS, Mem
+
+ARG_SLOT = {"r": 0, "a": 2, "b": 4}  # where the entry pointers are kept in the frame
+SCRATCH_OFF, SCRATCH = 6, 40  # frame bytes lent to base blocks for spills
+
+
+@dataclass(frozen=True)
+class Loc:
+    """An address: `off` bytes past argument pointer r/a/b, or past the frame base."""
+
+    base: str
+    off: int = 0
+
+    def __add__(self, delta: int) -> Loc:
+        return Loc(self.base, self.off + delta)
+
+
+class Frame:
+    """Stack frame of a multi-level routine: the three entry pointers, then temporaries handed out
+    and returned in stack order."""
+
+    def __init__(self, origin: int = 0) -> None:
+        self.origin = origin  # bytes above SP+1 where the frame starts (see frame_reader)
+        self.top = self.size = origin + SCRATCH_OFF + SCRATCH
+
+    def alloc(self, nbytes: int) -> Loc:
+        loc = Loc("frame", self.top)
+        self.top += nbytes
+        self.size = max(self.size, self.top)
+        return loc
+
+    def free(self, loc: Loc) -> None:
+        self.top = loc.off
+
+
+def lo_of(ptr: str) -> int:
+    return POINTER_REGS[ptr][0]
+
+
+def add_const(p: Emitter, lo: int, value: int) -> None:
+    """The pair at lo += value (mod 2^16); a small negative value by SUBI/SBCI, as the frame code
+    has always done."""
+    add_to_pair(p, lo, value, sbiw=False)
+
+
+def load_saved_pointer(p: Emitter, ptr: str, reader: str, disp: int) -> None:
+    """ptr = the pointer saved at reader+disp (two LDDs; through r0 when ptr is the reader)."""
+    lo = lo_of(ptr)
+    if ptr == reader:
+        p.ldd(0, Mem(reader, disp=disp))
+        p.ldd(lo + 1, Mem(reader, disp=disp + 1))
+        p.mov(lo, 0)
+    else:
+        p.ldd(lo, Mem(reader, disp=disp))
+        p.ldd(lo + 1, Mem(reader, disp=disp + 1))
+
+
+def set_pointers(p: Emitter, entry: bool = False, z_at: Loc | None = None, origin: int = 0,
+                 **locs: Loc) -> None:
+    """Point X/Y/Z at the given locations, reading saved argument pointers through a pointer set
+    to SP (Z, or Y when Z already points where it should: z_at is where Z points now); at the
+    routine's entry (entry true) the argument pointers are still where avr-gcc passed them, and a
+    MOVW each suffices.  origin: the frame starts that many bytes above SP+1 (a frame reserved by
+    a caller, see frame_reader)."""
+    if entry and all(loc.base in ARG_REGS for loc in locs.values()):
+        for ptr, loc in locs.items():
+            p.movw(lo_of(ptr), ARG_REGS[loc.base], comment=f"{ptr} = {loc.base}")
+            add_const(p, lo_of(ptr), loc.off)
+        return
+    z_delta = None  # Z already points near its target: move it instead of reloading it
+    near = "Z" in locs and z_at is not None and locs["Z"].base == z_at.base \
+        and abs(locs["Z"].off - z_at.off) <= 63
+    if near and len(locs) == 1:
+        add_const(p, 30, locs["Z"].off - z_at.off)
+        return
+    if near and "Y" in locs:
+        z_delta = locs["Z"].off - z_at.off
+        locs = {k: v for k, v in locs.items() if k != "Z"}
+        reader = "Y"
+    else:
+        reader = "Z"
+    rlo = lo_of(reader)
+    shift = frame_reader(p, rlo, origin)
+    order = [r for r in ("X", "Y", "Z") if r in locs and r != reader]
+    order += [reader] if reader in locs else []
+    for ptr in order:
+        loc, lo = locs[ptr], lo_of(ptr)
+        if loc.base == "frame":
+            if ptr != reader:
+                p.movw(lo, rlo)
+            add_const(p, lo, 1 + shift - origin + loc.off)  # frame offsets include the origin
+            continue
+        load_saved_pointer(p, ptr, reader, 1 + shift + ARG_SLOT[loc.base])
+        add_const(p, lo, loc.off)
+    if z_delta is not None:
+        add_const(p, 30, z_delta)
+
+
+def frame_reader(p: Emitter, lo: int, origin: int = 0) -> int:
+    """The pair at lo = SP, plus the frame's origin when its pointer slots would otherwise lie
+    beyond LDD's reach; returns the displacement still to add (the frame is at pair+1+that)."""
+    read_sp(p, lo, comment="SP: the frame is above it")
+    return frame_shift(p, lo, origin)
+
+
+def frame_shift(p: Emitter, lo: int, origin: int) -> int:
+    """The pair at lo holds SP: move it to the frame if the pointer slots are out of LDD's reach;
+    returns the displacement still to add (see frame_reader)."""
+    if 1 + origin + SCRATCH_OFF <= 63:
+        return origin
+    add_const(p, lo, origin)
+    return 0
+
+
+def free_y(p: Emitter, scratch: int, scratch_off: int | None = None) -> None:
+    """The operands are loaded: Y either points at the frame's scratch bytes (for spills; they
+    start scratch_off bytes above SP+1) or joins the register pool."""
+    if scratch:
+        p.comment("Y is free now: point it at the frame's scratch bytes for spills")
+        read_sp(p, 28)
+        off = SCRATCH_OFF if scratch_off is None else scratch_off
+        p.lend(Mem("Y", disp=1 + off + i) for i in range(scratch))
+    else:
+        p.release(28, 29)
+
+
+def z_slots(lo: int, hi: int) -> list[Mem]:
+    """Z+lo .. Z+hi-1: result bytes not yet written, lent for spills."""
+    return [Mem("Z", disp=j) for j in range(lo, hi)]

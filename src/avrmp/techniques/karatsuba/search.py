@@ -1,0 +1,171 @@
+"""The search over a base block's forms: every BaseForm the block's role allows, each allocated
+with every eviction preference, the cheapest kept."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ...program.program import Program
+from ...regalloc.allocator import allocate
+from ...regalloc.vprogram import AllocationError, VProgram
+from ...target.avr.isa import Mem
+from ...tuning.choices import Choices, StaleChoices, Trial
+from .base import BaseForm, BaseRole, Src, emit_base
+from .regs import ROWS_UPTO
+
+BASE_POOL = list(range(2, 26))
+CLEAN_BIAS = (0, 30, 60)  # eviction preferences tried per block (Allocator's clean_bias)
+REFINE = 8  # allocations of a block's cheapest forms retried with defragmentation
+
+
+@dataclass(frozen=True)
+class Space:
+    """Which options a block's role opens to the search: addend (fold_e1), parent (the
+    combination's options), keep_scratch (the scratch must stay lent), own_z (y_early, push_z,
+    swap_m), pointers_wait (push_xy), node_first (node_l0_kept)."""
+
+    addend: bool = True
+    parent: bool = False
+    keep_scratch: bool = False
+    own_z: bool = False
+    pointers_wait: bool = False
+    node_first: bool = False
+
+    def options(self, m: int, scratch: int, branchfree: bool) -> dict[str, tuple]:
+        """Each searched BaseForm field and its values, in the order they are tried.  (A zero
+        register pair and an inner Karatsuba level for products under 7 bytes never won at any
+        size, so they are not tried.)"""
+        # Small bases are cheap to generate: there product scanning is tried for the 4- and
+        # 5-byte products too (the row-wise block's MOVW temporaries may not find free pairs).
+        rows = [ROWS_UPTO] + ([3] if m <= 2 * ROWS_UPTO else [])
+        if m in (11, 12):  # 6-byte products: row-wise wins where pairs are free (the L product)
+            rows += [(6, ROWS_UPTO, ROWS_UPTO), 6, (6, ROWS_UPTO, 6)]
+        both, no = (False, True), (False,)
+        parent = self.parent
+        return {
+            "scratch": (scratch,) if self.keep_scratch else tuple(sorted({scratch, 0})),
+            "karatsuba_from": (0,) + (((m + 1) // 2,) if (m + 1) // 2 >= 7 else ()),
+            "rows_upto": tuple(rows),
+            "fold_e1": both if self.addend else no,
+            "t_flag": both if branchfree else no,
+            "combine_w": (2, 4, 8) if parent else (4,),
+            "combine_keep_c": (True, False) if parent else (True,),
+            "premask": both if parent and branchfree else no,
+            "y_early": both if self.own_z else no,
+            "push_z": both if self.own_z else no,
+            "swap_m": both if self.own_z else no,
+            "diff_early": both,
+        } | ({"push_xy": both} if self.pointers_wait else {}) \
+          | ({"node_l0_kept": both} if self.node_first else {})
+
+
+def forms(space: Space, m: int, scratch: int, branchfree: bool):
+    """Every form the space allows (Y given up early gains nothing when it holds the frame's
+    scratch pointer either way)."""
+    options = space.options(m, scratch, branchfree)
+    for values in itertools.product(*options.values()):
+        opts = dict(zip(options, values))
+        if not (opts["y_early"] and opts["scratch"]):
+            yield opts
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """One allocation of a block: its cycles (the path without branches taken), its code and the
+    options that made it (the block's recorded choice)."""
+
+    cycles: int
+    code: Program
+    pick: dict
+
+
+def allocate_pick(vp: VProgram, spill: list[Mem], labels: Program, pick: dict,
+                  stats: dict | None = None, core: str = "avre") -> Allocation | None:
+    """vp allocated with the eviction preference and defragmentation of `pick`, or None where
+    it does not allocate."""
+    trial = Program()
+    try:
+        allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=labels,
+                 defragment=pick["defragment"], stats=stats, clean_bias=pick["bias"])
+    except AllocationError:
+        return None
+    return Allocation(trial.static_cycles(core, nominal=True), trial, pick)
+
+
+def run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int,
+             emit: Callable[[VProgram, str, dict], None], space: Space, choices: Choices,
+             name: str = "base", labels: Program | None = None) -> None:
+    """Emit a block in its cheapest form; emit(vp, variant, opts) emits it with BaseForm(**opts).
+    The choice (variant, form, eviction preference, defragmentation) is recorded as `name`;
+    replaying, only the recorded one is emitted."""
+    labels = labels or p
+    if choices.searching:
+        best = search_block(spill, variant, scratch, m, emit, space, labels, choices.core)
+        choices.record(name, Trial(best.pick, None, best.cycles, []))
+        p.extend(best.code)
+        return
+
+    def replay(pick: dict, _: Choices) -> None:
+        vp = VProgram()
+        form = {k: tuple(v) if isinstance(v, list) else v for k, v in pick.items()
+                if k not in ("variant", "bias", "defragment")}
+        emit(vp, pick["variant"], form)
+        found = allocate_pick(vp, spill, labels, pick, core=choices.core)
+        if found is None:
+            raise StaleChoices(f"the recorded {name} form no longer allocates: regenerate "
+                               "without recorded choices (avrmp gen --tune)")
+        p.extend(found.code)
+
+    choices.replay(name, replay)
+
+
+def search_block(spill: list[Mem], variant: str, scratch: int, m: int, emit, space: Space,
+                 labels: Program, core: str) -> Allocation:
+    """Every form is allocated with each eviction preference (CLEAN_BIAS); the REFINE cheapest
+    forms that had to split a MOVW are then tried with defragmentation too (it moves a few
+    cycles, rarely the ranking, and trying it everywhere would take most of the generation
+    time).  A branched block that cannot be allocated falls back to branch-free arithmetic
+    (still constant time)."""
+    best = None
+    for v in (variant, "branchfree") if variant == "branched" else (variant,):
+        split = []
+        for opts in forms(space, m, scratch, v == "branchfree"):
+            vp = VProgram()
+            emit(vp, v, opts)
+            cheapest = None
+            for bias in CLEAN_BIAS:
+                stats: dict = {}
+                pick = {"variant": v, **opts, "bias": bias, "defragment": False}
+                found = allocate_pick(vp, spill, labels, pick, stats, core)
+                if found is not None and (cheapest is None or found.cycles < cheapest.cycles):
+                    cheapest = found
+                if stats.get("split_pairs"):
+                    split.append((found.cycles if found else 10**9, len(split), vp, pick))
+            if cheapest is not None and (best is None or cheapest.cycles < best.cycles):
+                best = cheapest
+        for _, _, vp, pick in sorted(split)[:REFINE]:
+            found = allocate_pick(vp, spill, labels, pick | {"defragment": True}, core=core)
+            if found is not None and (best is None or found.cycles < best.cycles):
+                best = found
+        if best is not None:
+            return best
+    raise AllocationError("no register allocation found for the base block")
+
+
+def run_base(p: Program, spill: list[Mem], variant: str, m: int, a: Src, b: Src,
+             choices: Choices, role: BaseRole | None = None, scratch: int = 0,
+             labels: Program | None = None) -> None:
+    """One base block in its cheapest form (run_best over the forms its role allows)."""
+    role = role or BaseRole()
+    space = Space(addend=role.addend is not None, parent=role.parent,
+                  keep_scratch=role.outer is not None, own_z=role.owns_z)
+    run_best(p, spill, variant, scratch, m,
+             lambda vp, v, opts: emit_base(vp, m, a, b, v, role, BaseForm(**opts)), space,
+             choices, labels=labels)
+
+
+def run_block(p: Program, vp: VProgram, spill: list[Mem]) -> None:
+    """A block with nothing to search: allocated once."""
+    allocate(vp, BASE_POOL, p, spill_slots=spill)

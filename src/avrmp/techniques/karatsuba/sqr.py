@@ -1,0 +1,303 @@
+"""Karatsuba squaring for fixed sizes up to 256 bits (multiplication's structure, one operand).
+
+* The base (sqr_base.py) is one Karatsuba level in registers, each of its three half-size squares
+  by product-scanning squaring (`blocks.square.emit_square`: each cross product once, doubled);
+  for small sizes a plain in-register square (no Karatsuba level) may be faster, and the cost
+  model picks.
+* A memory level splits an even n into an L child, an H child that adds L_1 into its square
+  (Hbar, fused when the child is a base) and an M child that squares |A_l - A_h|.  When the M child
+  is a base it computes the difference in registers and finishes the parent's combination itself;
+  otherwise the difference and M go to the stack frame and a memory pass combines.
+* Sizes of 48 bytes and more (384 bits up) are built by large.py from the fixed sizes.
+
+Every block is straight-line code: branch-free by construction.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from ...blocks.arith import emit_abs_diff
+from ...blocks.pointers import load_disp, move_pointer, store_disp
+from ...blocks.stack import move_sp
+from ...errors import AvrmpError
+from ...program.program import Program
+from ...regalloc.allocator import allocate
+from ...regalloc.vprogram import AllocationError, VProgram
+from ...target.avr.isa import Mem
+from ...tuning.choices import Choices, StaleChoices, memo_search
+from ..kernel import Kernel
+from .combine import emit_mem_add_l1
+from .frame import (
+    ARG_SLOT,
+    SCRATCH,
+    SCRATCH_OFF,
+    Frame,
+    Loc,
+    add_const,
+    frame_reader,
+    load_saved_pointer,
+    set_pointers,
+    z_slots,
+)
+from .search import BASE_POOL
+from .sqr_base import SqrCombine, emit_sqr_base
+
+MAX_SQR_BASE = 20  # the largest one-level base (bytes) tried; beyond it the allocation runs dry
+PLAIN_MAX = 24  # the largest size tried as a plain in-register square (no Karatsuba level)
+
+SQUARE_WIDTHS = (2, 4, 6)  # emit_square chunk widths tried per base
+
+
+def _run(p: Program, spill, choices: Choices, ptrs: dict | None = None, follow: bool = False,
+         **kw) -> None:
+    """A base block, with Y lent for spills into the frame's scratch, released into the register
+    pool or kept on the operand, with each chunk width of the squares and a single or paired zero
+    register, whichever allocation is cheapest (recorded as "base").  ptrs (see _point) learns
+    whether Y survives (kept on the operand, it needs no reload from the frame for a following
+    base: `follow` charges the others that reload; without a frame, Y is kept unless this is the
+    last base)."""
+    scratch = kw.pop("scratch", 0)
+    if choices.searching:
+        best = _search_base(p, spill, choices.core, ptrs, follow, scratch, kw)
+        choices.decide("base", lambda: best[0])
+        pick, code = best
+    else:
+        pick = choices.decide("base", lambda: None)
+        code = _allocate_base(p, spill, pick, kw)
+        if code is None:
+            raise StaleChoices("the recorded squaring base no longer allocates: regenerate "
+                               "without recorded choices (avrmp gen --tune)")
+    p.extend(code)
+    if ptrs is not None and not pick["keep_y"]:
+        ptrs.pop("Y", None)
+
+
+def _allocate_base(p: Program, spill, pick: dict, kw: dict) -> Program | None:
+    vp = VProgram()
+    emit_sqr_base(vp, **pick, **kw)
+    trial = Program()
+    try:
+        allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=p)
+    except AllocationError:
+        return None
+    return trial
+
+
+def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, scratch: int,
+                 kw: dict) -> tuple[dict, Program]:
+    frameless = ptrs is not None and ptrs.get("frameless")
+    if frameless:  # Y released into the pool only by the last base: no pointer can be reloaded
+        y_roles = [(0, True)] + ([] if follow else [(0, False)])
+    else:
+        y_roles = [(s, False) for s in sorted({scratch, 0})] + [(0, True)]
+    best = None
+    for (s, keep_y), w, pair_zero in itertools.product(y_roles, SQUARE_WIDTHS, (False, True)):
+        pick = {"scratch": s, "keep_y": keep_y, "w": w, "pair_zero": pair_zero}
+        trial = _allocate_base(p, spill, pick, kw)
+        if trial is None:
+            continue
+        cost = trial.static_cycles(core) + (RELOAD_Y if follow and not keep_y else 0)
+        if best is None or cost < best[0]:
+            best = (cost, pick, trial)
+    if best is None:
+        raise AllocationError(f"no register allocation for the {kw['m']}-byte squaring base")
+    return best[1], best[2]
+
+
+RELOAD_Y = 15  # re-pointing Y through the frame (IN, IN, LDD, LDD, MOV) plus saving the pointers
+
+
+def _point(p: Program, ptrs: dict, **locs: Loc) -> None:
+    """Point Y/Z at locs: by ADIW/SBIW from where ptrs says they point, else through the frame's
+    saved entry pointers (ptrs["reloads"] counts those).  ptrs is updated."""
+    reload = {}
+    for ptr, loc in locs.items():
+        cur = ptrs.get(ptr)
+        if cur is not None and cur.base == loc.base and abs(loc.off - cur.off) <= 63:
+            move_pointer(p, ptr, loc.off - cur.off)
+        else:
+            reload[ptr] = loc
+    if reload:
+        if ptrs.get("frameless"):
+            raise AllocationError("a pointer must be reloaded but there is no frame")
+        ptrs["reloads"] = ptrs.get("reloads", 0) + 1
+        if set(reload) == {"Y"} and reload["Y"].base != "frame":
+            loc = reload["Y"]  # Z stays: read the saved pointer through Y itself
+            shift = frame_reader(p, 28, ptrs.get("origin", 0))
+            load_saved_pointer(p, "Y", "Y", 1 + shift + ARG_SLOT[loc.base])
+            add_const(p, 28, loc.off)
+        else:
+            set_pointers(p, origin=ptrs.get("origin", 0), **reload)
+    ptrs.update(locs)
+
+
+# --- memory levels (sizes up to 32 bytes: every displacement stays within 0..63) -------------------
+
+
+def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc,
+                  frame: Frame, ptrs: dict, choices: Choices, defer_top: bool = False) -> None:
+    """out[0..2n) = a[0..n)^2 with `levels` levels (1 = a base in registers).  ptrs: where Y and
+    Z are known to point (see _point).  defer_top: leave the top bytes to the caller
+    (SqrCombine)."""
+    k = n // 2
+    scratch = 0 if ptrs.get("frameless") else SCRATCH
+    spill = {"scratch": scratch, "scratch_off": frame.origin + SCRATCH_OFF}
+    if levels == 1:
+        _point(p, ptrs, Y=a, Z=out)
+        _run(p, z_slots((n + 1) // 2, 2 * n), choices, ptrs, True, m=n, plain=plain, **spill)
+        return
+    p.comment(f"=== {8 * n}-bit squaring level ({levels} levels): L = A_l^2 ===")
+    emit_sqr_node(p, k, levels - 1, plain, a, out, frame, ptrs, choices)
+    p.comment(f"=== {8 * n}-bit level: Hbar = A_h^2 + L_1 ===")
+    if levels == 2:
+        _point(p, ptrs, Y=a + k, Z=out + k)
+        _run(p, z_slots(k + (k + 1) // 2, 3 * k), choices, ptrs, True, m=k, out_off=k,
+             addend_off=0,
+             plain=plain, **spill)
+    else:
+        emit_sqr_node(p, k, levels - 1, plain, a + k, out + 2 * k, frame, ptrs, choices)
+        _point(p, ptrs, Z=out + k)
+        vp = VProgram()
+        emit_mem_add_l1(vp, k)
+        allocate(vp, BASE_POOL, p)
+        ptrs.clear()  # the pass may move its pointers
+    p.comment(f"=== {8 * n}-bit level: M = |A_l - A_h|^2, combine ===")
+    if levels == 2:
+        _point(p, ptrs, Y=a, Z=out)
+        _run(p, z_slots(k, 2 * k), choices, ptrs, m=k, absdiff=True, parent=True, plain=plain,
+             defer_top=defer_top, **spill)
+        return
+    diff = frame.alloc(k)
+    set_pointers(p, origin=frame.origin, Y=a, Z=diff)
+    vp = VProgram()
+    zero = vp.v("zero")
+    vp.clr(zero)
+    vp.phase(f"|A_l - A_h| ({k} bytes) into the frame")
+    x = load_disp(vp, "Y", 0, k, "a")
+    emit_abs_diff(vp, x, lambda i: load_disp(vp, "Y", k + i, 1, "a'", first=i)[0], zero)
+    store_disp(vp, "Z", 0, x, "d")
+    allocate(vp, BASE_POOL, p)
+    ptrs.clear()
+    prod = frame.alloc(2 * k)
+    emit_sqr_node(p, k, levels - 1, plain, diff, prod, frame, ptrs, choices)
+    set_pointers(p, origin=frame.origin, Y=prod, Z=out)
+    vp = VProgram()
+    zero = vp.v("zero")
+    vp.clr(zero)
+    combine = SqrCombine(vp, k, zero, defer=defer_top)
+    for i in range(2 * k):
+        combine.push(load_disp(vp, "Y", i, 1, "m")[0])
+    allocate(vp, BASE_POOL, p)
+    ptrs.clear()
+    frame.free(diff)
+
+
+def structures(n: int) -> list[tuple[int, bool]]:
+    """(levels, plain base) pairs that fit n bytes."""
+    out = []
+    for levels in range(1, 5):
+        m = n >> (levels - 1)
+        if n % (1 << (levels - 1)) or m < 2:
+            break
+        if levels > 1 and 4 * (n >> 1) - 1 > 63:
+            continue  # the combination reaches R through Z displacements
+        if m <= PLAIN_MAX:
+            out.append((levels, True))
+        if 3 <= m <= MAX_SQR_BASE:
+            out.append((levels, False))
+    return out
+
+
+@memo_search
+def build_fixed(n: int, levels: int, plain: bool, origin: int | None, defer_top: bool,
+                choices: Choices) -> Kernel:
+    """The n-byte squaring with this structure.  As a subroutine of a large routine: origin, the
+    caller reserves the frame, `origin` bytes above the callee's SP+1 (Kernel.caller_frame says
+    how many bytes), so the routine moves no SP; defer_top, the caller finishes the top bytes
+    (Kernel.top_deferred).  Two levels may run without a frame: Y kept on the operand by every
+    base, no pointer to save."""
+    if levels == 1:
+        p = Program()
+        _run(p, z_slots((n + 1) // 2, 2 * n), choices, m=n, plain=plain)
+        return Kernel(p, {"a": 28, "r": 30}, [_note(n, levels, plain)])
+
+    def build(layout: str, c: Choices) -> Kernel:
+        if layout == "frameless":
+            return _frameless(n, plain, c, defer_top)
+        return _framed(n, levels, plain, c, origin, defer_top)
+
+    return choices.choose("layout", ("framed", "frameless") if levels == 2 else ("framed",),
+                          build, cost=lambda kern: kern.body.static_cycles(choices.core))
+
+
+def fixed_square(n: int, choices: Choices, levels: int | None = None, origin: int | None = None,
+                 defer_top: bool = False) -> Kernel:
+    """The fastest structure (levels, plain base) for n bytes, compared as stand-alone routines,
+    built for its place (origin, defer_top: see build_fixed)."""
+    opts = [o for o in structures(n) if levels is None or o[0] == levels]
+    try:
+        return choices.choose_by(
+            "structure", opts,
+            probe=lambda o, c: build_fixed(n, *o, None, False, choices=c),
+            cost=lambda kern: kern.body.static_cycles(choices.core),
+            build=lambda o, c: build_fixed(n, *o, origin, defer_top, choices=c))
+    except AllocationError:
+        raise AvrmpError(
+            f"{8 * n}-bit Karatsuba squaring: no structure fits this size"
+            + (f" with --levels {levels}" if levels is not None else "")
+        ) from None
+
+
+def plain_square(n: int, choices: Choices) -> Kernel:
+    """The n-byte square as one register-allocated product-scanning block (no Karatsuba level)."""
+    p = Program()
+    _run(p, z_slots((n + 1) // 2, 2 * n), choices, m=n, plain=True)
+    return Kernel(p, {"a": 28, "r": 30}, ["product-scanning square in registers (emit_square)"])
+
+
+def _frameless(n: int, plain: bool, choices: Choices, defer_top: bool = False) -> Kernel:
+    p = Program()
+    ptrs = {"frameless": True, "Y": Loc("a"), "Z": Loc("r")}
+    emit_sqr_node(p, n, 2, plain, Loc("a"), Loc("r"), Frame(), ptrs, choices, defer_top)
+    return Kernel(p, {"a": 28, "r": 30}, [_note(n, 2, plain) + ", no stack frame"],
+                  top_deferred=n // 2 if defer_top else 0)
+
+
+def _framed(n: int, levels: int, plain: bool, choices: Choices, origin: int | None = None,
+            defer_top: bool = False) -> Kernel:
+    frame = Frame(origin or 0)
+    body = Program()
+    # Y and Z are set from the argument registers with the frame.
+    ptrs = {"Y": Loc("a"), "Z": Loc("r"), "origin": frame.origin}
+    emit_sqr_node(body, n, levels, plain, Loc("a"), Loc("r"), frame, ptrs, choices, defer_top)
+    size = frame.size - frame.origin
+    p = Program()
+    saves = [(name, lo) for name, lo in (("r", 24), ("a", 22)) if ptrs.get("reloads")]
+    if origin is None:
+        p.phase(f"stack frame: entry pointers and {size - 6} bytes of temporaries")
+        move_sp(p, 28, -size)
+        shift = 0
+    elif saves:
+        p.phase(f"the caller's frame: entry pointers and {size - 6} bytes of temporaries")
+        shift = frame_reader(p, 28, frame.origin)
+    for name, lo in saves:
+        p.std(Mem("Y", disp=1 + shift + ARG_SLOT[name]), lo, comment=f"save pointer {name}")
+        p.std(Mem("Y", disp=2 + shift + ARG_SLOT[name]), lo + 1)
+    p.movw(28, 22, comment="Y = a")
+    p.movw(30, 24, comment="Z = r")
+    p.extend(body)
+    note = _note(n, levels, plain) + f", frame {size} bytes"
+    if origin is not None:
+        return Kernel(p, {}, [note + " (reserved by the caller)"], caller_frame=size,
+                      top_deferred=n // 2 if defer_top else 0)
+    p.phase("release the stack frame")
+    move_sp(p, 28, size)
+    return Kernel(p, {}, [note])
+
+
+def _note(n: int, levels: int, plain: bool) -> str:
+    base = n >> (levels - 1)
+    kind = "plain product-scanning square" if plain else "1 Karatsuba level in registers"
+    mem = f"{levels - 1} memory level{'s' if levels > 2 else ''} over " if levels > 1 else ""
+    return f"Karatsuba squaring: {mem}base {base} bytes ({kind})"

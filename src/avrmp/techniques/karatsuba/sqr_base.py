@@ -1,0 +1,236 @@
+"""The squaring base: one Karatsuba level (or a plain product-scanning square) in registers, and
+the combination of a parent's products for squaring (SqrCombine).
+
+With k = ceil(m/2) and A = A_l + 2^8k A_h:
+
+    L = A_l^2,  H = A_h^2,  M = |A_l - A_h|^2  (always subtracted: (A_l - A_h)^2 >= 0)
+    A^2 = L_0 + 2^8k U + 2^24k Hbar_hi,   Hbar = H + L_1,   U = (L_0 | Hbar_lo) + Hbar - M
+
+so squaring needs no t, no conditional negation of M and only one absolute difference (whose sign
+is thrown away).  A comes through Y (LDD), the result goes out through Z (STD); X is not used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...blocks.arith import emit_abs_diff, emit_ripple
+from ...blocks.pointers import load_disp, store_disp
+from ...blocks.square import emit_square
+from ...regalloc.vprogram import V, VProgram
+from .frame import free_y
+from .middle import emit_low_half, emit_u
+from .regs import emit_zero
+
+
+def emit_sqr_base(
+    p: VProgram,
+    m: int,
+    src_off: int = 0,
+    out_off: int = 0,
+    addend_off: int | None = None,
+    parent: bool = False,
+    absdiff: bool = False,
+    scratch: int = 0,
+    plain: bool = False,
+    w: int = 2,
+    pair_zero: bool = False,
+    keep_y: bool = False,
+    scratch_off: int | None = None,
+    defer_top: bool = False,
+) -> None:
+    """A square in registers for m-byte operands, A through Y from src_off.
+
+    plain: no Karatsuba level (one product-scanning square).  absdiff: the operand is
+    |A[0..m) - A[m..2m)| (the parent's M).  addend_off: add the m bytes at Z+addend_off (the parent's
+    L_1, refined Karatsuba); the result is stored at Z+out_off.  parent: finish the parent's
+    combination instead of storing (this is the parent's M; the parent's k is m, R at Z+0).
+    w, pair_zero: emit_square's chunk width, and a zero register pair (MOVW clears two
+    accumulator tops at once) instead of a single zero register.  keep_y: Y stays on the operand
+    (evicted operand bytes reload through it) instead of being lent or released.  scratch_off:
+    where the frame's scratch starts above SP+1 (see frame.free_y).  defer_top: a parent
+    leaves its top bytes to its caller (SqrCombine)."""
+    base = SqrBase(p, m, src_off, scratch, scratch_off, keep_y)
+    base.zero, base.zero_hi = emit_zero(p, pair_zero)
+    base.w = w
+    p.phase(f"operand ({m} bytes)")
+    a_all = base.operand_absdiff() if absdiff else None
+    if plain:
+        a = a_all or load_disp(p, "Y", src_off, m, "a")
+        if not absdiff:
+            base.give_up_y()
+        e = LazyZ(p, addend_off, m, "e") if addend_off is not None else ()
+        p.phase(f"A^2 ({m} bytes, product-scanning squaring)")
+        if parent:  # the combination runs as M's bytes are final
+            p.comment("the parent's combination is interleaved, chunk by chunk")
+            combine = SqrCombine(p, m, base.zero, defer=defer_top)
+            base.square(a, e, sink=lambda i, r: combine.push(r))
+        else:  # each result byte goes out as soon as it is final
+            base.square(a, e, sink=lambda i, r: store_disp(p, "Z", out_off + i, [r], "r"))
+        return
+    product = base.karatsuba(a_all, addend_off, out_off, parent)
+    if parent:
+        combine = SqrCombine(p, m, base.zero, defer=defer_top)
+        for v in product:
+            combine.push(v)
+
+
+class SqrBase:
+    """The steps of emit_sqr_base: its operand, its squares, its Karatsuba level."""
+
+    def __init__(self, p: VProgram, m: int, src_off: int, scratch: int,
+                 scratch_off: int | None, keep_y: bool) -> None:
+        self.p, self.m, self.src_off = p, m, src_off
+        self.scratch, self.scratch_off, self.keep_y = scratch, scratch_off, keep_y
+        p.release(26, 27)  # X is not used: one operand comes through Y
+
+    def give_up_y(self) -> None:
+        """Y is lent for spills or released, unless it stays on the operand."""
+        if not self.keep_y:
+            free_y(self.p, self.scratch, self.scratch_off)
+
+    def square(self, x, addend=(), sink=None) -> list:
+        return emit_square(self.p, x, self.zero, addend=addend, zero_hi=self.zero_hi, w=self.w,
+                           sink=sink)
+
+    def operand_absdiff(self) -> list:
+        """|A[0..m) - A[m..2m)|, the parent's M's operand."""
+        p, m, off = self.p, self.m, self.src_off
+        a_all = load_disp(p, "Y", off, m, "a")
+        emit_abs_diff(p, a_all, lambda i: load_disp(p, "Y", off + m + i, 1, "a'", first=i)[0],
+                      self.zero)
+        self.give_up_y()
+        return a_all
+
+    def karatsuba(self, a_all: list | None, addend_off: int | None, out_off: int,
+                  parent: bool) -> list:
+        """One Karatsuba level: L, Hbar = H + L_1, M = |A_l - A_h|^2, U = ... - M and the top
+        bytes; stored at Z+out_off unless this is a parent's M (returns the product)."""
+        p, m, zero, off = self.p, self.m, self.zero, self.src_off
+        k = (m + 1) // 2
+        h = m - k
+        a_lo = a_all[:k] if a_all else load_disp(p, "Y", off, k, "a")
+        p.phase(f"L = A_l^2 ({k} bytes)")
+        L = self.square(a_lo)
+        assert len(L) == 2 * k
+        carry_e = emit_low_half(p, L[:k], addend_off, out_off, not parent, zero)
+        a_hi = a_all[k:] if a_all else load_disp(p, "Y", off + k, m - k, "a", first=k)
+        p.phase(f"Hbar = A_h^2 + L_1 ({h} bytes)")
+        Hb = self.square(a_hi, L[k:])
+        p.phase("|A_l - A_h| (its sign is not needed)")
+        emit_abs_diff(p, a_lo, a_hi, zero)
+        if not a_all:  # only now: until here evicted operand bytes reload through Y
+            self.give_up_y()
+        p.phase(f"M = |A_l - A_h|^2 ({k} bytes)")
+        M = self.square(a_lo)
+        u, d = emit_u(p, L, Hb, m, carry_e, addend_off, parent, zero)
+        p.phase("U -= M; merge carry and borrow into (d, f)")
+        for i, ui in enumerate(u):
+            p.emit("sub" if i == 0 else "sbc", ui, M[i] if i < len(M) else zero)
+        f = p.v("f")
+        p.sbc(d, zero)
+        p.sbc(f, f)
+        top = Hb[k : 2 * h]
+        if top:
+            p.phase("top bytes: Hbar_hi + (d, f)")
+            emit_ripple(p, top, d, f)
+        if not parent:
+            store_disp(p, "Z", out_off + k, u + top, "r")
+        return L[:k] + u + top
+
+
+def emit_top_deferred(p: VProgram, d: V, f: V, ptr: int, off: int) -> None:
+    """Leave the top bytes of a square to the caller (karatsuba_large.emit_level ripples or folds
+    them): (d, f) to r24:r25, through r0:r1, which no allocation pool holds, so the moves cannot
+    clobber each other; Z to the top bytes at r[ptr+1]:r[ptr] + off."""
+    p.mov(0, d)
+    p.mov(1, f)
+    p.movw(24, 0, comment="(d, f) for the caller")
+    if ptr != 30:
+        p.movw(30, ptr)
+    if off:
+        p.adiw(30, off, comment="Z = the top bytes, not yet rippled")
+
+
+class LazyZ(Sequence):
+    """count bytes at Z+off, each loaded when first indexed (so an addend's bytes are loaded just
+    before emit_square adds them, not all at the start)."""
+
+    def __init__(self, p: VProgram, off: int, count: int, name: str) -> None:
+        self.p, self.off, self.count, self.name = p, off, count, name
+        self.regs: dict[int, V] = {}
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self.count))]
+        if not 0 <= i < self.count:
+            raise IndexError(i)
+        if i not in self.regs:
+            self.regs[i] = load_disp(self.p, "Z", self.off + i, 1, self.name)[0]
+        return self.regs[i]
+
+
+class SqrCombine:
+    """A parent's combination for squaring, R through Z (displacements up to 4k - 1): L_0 at
+    R[0..k), Hbar at R[2k..4k).  U = (L_0 | Hbar_lo) + Hbar - M goes to R[k..3k), Hbar_hi + (d, f)
+    to R[3k..4k).  M's bytes are pushed in order, so the combination can run chunk by chunk (w
+    bytes) while M is still being computed, and no byte of M waits in a register.  Two carry
+    chains per chunk, both carries parked in one register: the addition's in bit 0 (LSR restores,
+    ROL saves), the subtraction's in bit 7 (LSL restores, ROR saves).
+
+    defer: the routine is a subroutine of a large squaring, whose caller finishes the top bytes
+    (emit_top_deferred): they are left as Hbar_hi, (d, f) returned in r24:r25 and Z at R+3k."""
+
+    def __init__(self, p: VProgram, k: int, zero: V, w: int = 4, defer: bool = False) -> None:
+        self.p, self.k, self.zero, self.w, self.defer = p, k, zero, w, defer
+        self.cc = p.v("cc")
+        p.clr(self.cc)
+        self.j = 0  # U's next byte
+        self.ms: list[V] = []  # M's bytes pushed but not yet combined
+
+    def push(self, m: V) -> None:
+        self.ms.append(m)
+        if len(self.ms) == self.w or self.j + len(self.ms) == 2 * self.k:
+            self._chunk()
+
+    def _chunk(self) -> None:
+        p, k, j, cc = self.p, self.k, self.j, self.cc
+        idx = range(j, j + len(self.ms))
+        last = idx[-1] == 2 * k - 1
+        p.comment(f"combine: U[{j}..{idx[-1]}] = (L_0 | Hbar_lo) + Hbar - M")
+        u = [load_disp(p, "Z", i if i < k else k + i, 1, "x")[0] for i in idx]
+        if j:
+            p.lsr(cc, comment="C = the addition's carry (bit 0)")
+        for n, i in enumerate(idx):
+            y = load_disp(p, "Z", 2 * k + i, 1, "hb")[0]
+            p.emit("adc" if j or n else "add", u[n], y)
+        p.rol(cc, comment="park it")
+        p.lsl(cc, comment="C = the subtraction's borrow (bit 7)")
+        for n, m in enumerate(self.ms):
+            p.emit("sbc" if j or n else "sub", u[n], m)
+        if not last:
+            p.ror(cc, comment="park it")
+        store_disp(p, "Z", k + j, u, "r")
+        self.j, self.ms = idx[-1] + 1, []
+        if last:
+            self._top()
+
+    def _top(self) -> None:
+        """C = U's last borrow, cc = its last carry << 1: (d, f) = carry - borrow, sign-extended,
+        rippled into Hbar_hi."""
+        p, k, d = self.p, self.k, self.cc
+        p.phase("top bytes: Hbar_hi + (d, f)")
+        f = p.v("f")
+        p.sbc(f, f, comment="f = -borrow")
+        p.lsr(d, comment="d = carry")
+        p.add(d, f, comment="(d, f) = carry - borrow")
+        p.adc(f, self.zero)
+        if self.defer:
+            emit_top_deferred(p, d, f, 30, 3 * k)
+            return
+        top = load_disp(p, "Z", 3 * k, k, "hb")
+        emit_ripple(p, top, d, f)
+        store_disp(p, "Z", 3 * k, top, "r")

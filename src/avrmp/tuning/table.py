@@ -1,0 +1,54 @@
+"""The committed table of tuned choices: for each routine the benchmark catalog (and the tests)
+build, the decisions its search made, so that generating it again only replays them.
+
+Keys name a build (tuning.table_key in routine.generate); values are decision trees
+(Decision.to_json).  `avrmp tune` writes entries; never edit the file by hand.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from ..errors import AvrmpError
+from .choices import Decision
+
+TABLE = Path(__file__).with_name("tuned.json")
+
+
+@functools.cache
+def _load(path: Path) -> dict[str, list]:
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as e:
+        raise AvrmpError(f"cannot read the tuned table {path}: {e}: restore it with git or "
+                         "rebuild it with avrmp tune --catalog") from None
+
+
+def lookup(key: str, path: Path = TABLE) -> list[Decision] | None:
+    """The recorded decisions for a build, or None if the table has none."""
+    entry = _load(path).get(key)
+    return None if entry is None else [Decision.from_json(d) for d in entry]
+
+
+def save(entries: dict[str, list[Decision]], path: Path = TABLE) -> None:
+    """Add or replace entries (written atomically, keys sorted, one entry a line)."""
+    table = dict(_load(path))
+    table.update({k: [d.to_json() for d in v] for k, v in entries.items()})
+    lines = [f"  {json.dumps(k)}: {json.dumps(table[k], separators=(',', ':'))}"
+             for k in sorted(table)]
+    text = "{\n" + ",\n".join(lines) + "\n}\n"
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise AvrmpError(f"cannot write the tuned table {path}: {e.strerror}") from None
+    _load.cache_clear()

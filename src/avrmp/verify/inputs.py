@@ -1,0 +1,64 @@
+"""The inputs every routine faces and the oracle (Python's int) that judges its results."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+
+from ..errors import AvrmpError
+
+
+def oracle(op: str, n: int, operands: Sequence[bytes]) -> bytes:
+    a = int.from_bytes(operands[0], "little")
+    b = int.from_bytes(operands[-1], "little")
+    if op == "mul":
+        return (a * b).to_bytes(2 * n, "little")
+    if op == "sqr":
+        return (a * a).to_bytes(2 * n, "little")
+    if op == "add":
+        return (a + b).to_bytes(n + 1, "little")
+    if op == "sub":
+        return ((a - b) % (1 << (8 * (n + 1)))).to_bytes(n + 1, "little")
+    raise AvrmpError(f"unknown operation {op!r}: choose one of mul, sqr, add, sub")
+
+
+def result_bytes(op: str, n: int) -> int:
+    return 2 * n if op in ("mul", "sqr") else n + 1
+
+
+def _split_operand(n: int, depth: int, rng: random.Random) -> int:
+    """An n-byte operand whose halves compare as <, = or > (chosen at random) at every level of a
+    halving recursion `depth` deep, the differences themselves built the same way, so that the
+    middle products of inner levels also see every sign."""
+    if depth == 0 or n < 2:
+        return rng.getrandbits(8 * n)
+    k = n // 2  # low half: k bytes; high half: n - k bytes
+    rel = rng.choice("<=>")
+    high = _split_operand(n - k, depth - 1, rng)
+    if rel == "=":
+        low = high & ((1 << (8 * k)) - 1)
+    else:
+        diff = _split_operand(k, depth - 1, rng)
+        low = high + diff if rel == ">" else high - diff
+        if not 0 <= low < 1 << (8 * k):
+            low = rng.getrandbits(8 * k)
+    return low | (high << (8 * k))
+
+
+def test_operands(n: int, n_inputs: int, count: int, seed: int = 1) -> Iterator[tuple[int, ...]]:
+    """Edge cases first, then Karatsuba sign patterns, then `count` uniformly random tuples."""
+    rng = random.Random(seed)
+    top = (1 << (8 * n)) - 1
+    edges = [0, top, 1, 1 << (8 * n - 1), top - 1, top >> 1, top ^ (top >> 1)]
+    edges += [int.from_bytes(bytes([v]) * n, "little") for v in (0x55, 0xAA, 0x80, 0x01, 0x7F)]
+    for x in edges:
+        for y in (0, top, 1, x):
+            yield (x,) if n_inputs == 1 else (x, y)
+    for bit in range(0, 8 * n, max(1, n // 4)):  # single bits across the whole operand
+        yield (1 << bit,) if n_inputs == 1 else (1 << bit, top)
+    for depth in range(1, 6):
+        for _ in range(24):
+            ops = tuple(_split_operand(n, depth, rng) for _ in range(n_inputs))
+            yield ops
+    for _ in range(count):
+        yield tuple(rng.getrandbits(8 * n) for _ in range(n_inputs))

@@ -1,0 +1,292 @@
+"""Find avr-gcc and build a test firmware: the user's routine plus a tiny call harness."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
+
+from ..errors import AvrmpError
+
+INSTALL_HINT = (
+    "install gcc-avr binutils-avr avr-libc (apt-get install gcc-avr binutils-avr avr-libc)"
+)
+
+HARNESS_NAME = "__avrmp_harness.S"
+ENTRY_SYMBOL = "__avrmp_entry"
+DONE_SYMBOL = "__avrmp_done"
+ISR_SYMBOL = "__avrmp_isr"
+
+# Vector 1 is the harness's interrupt; the runner raises it (see runner_c/host.c, IRQ_VECTOR).
+_HARNESS_TEMPLATE = """\
+; avrmp test harness: calls {symbol} once, then stops.
+#ifdef __AVR_HAVE_JMP_CALL__
+#define XJMP jmp
+#define XCALL call
+#else
+#define XJMP rjmp
+#define XCALL rcall
+#endif
+__SREG__ = 0x3f
+
+    .section .vectors,"ax",@progbits
+    .global __avrmp_vectors
+__avrmp_vectors:
+    XJMP {done}
+    XJMP {isr}
+
+    .text
+    .global {entry}
+{entry}:
+    XCALL {symbol}
+    .global {done}
+{done}:
+    cli
+    sleep
+    rjmp {done}
+
+; Interrupt handler: saves what it uses, scribbles 24 bytes of stack below
+; its own frame (to destroy any data a routine left below SP), restores, RETI.
+    .global {isr}
+{isr}:
+    push r0
+    in r0, __SREG__
+    push r0
+    push r16
+    push r17
+    ldi r16, 0xA5
+    ldi r17, 24
+1:  push r16
+    subi r16, 0x3B
+    dec r17
+    brne 1b
+    ldi r17, 24
+2:  pop r16
+    dec r17
+    brne 2b
+    pop r17
+    pop r16
+    pop r0
+    out __SREG__, r0
+    pop r0
+    reti
+    .global __avrmp_isr_end
+__avrmp_isr_end:
+"""
+
+
+@dataclass(frozen=True)
+class Firmware:
+    elf: Path
+    mcu: str
+    symbol: str
+    entry: int  # byte address of the harness stub that calls the routine
+    done: int  # byte address reached after the routine returns
+    core_begin: int | None
+    core_end: int | None
+    code_bytes: int
+    core_code_bytes: int | None
+
+
+def find_avr_gcc() -> str:
+    """Path of avr-gcc, or AvrmpError with the install command."""
+    path = shutil.which("avr-gcc")
+    if path is None:
+        raise AvrmpError(f"avr-gcc not found: {INSTALL_HINT}")
+    return path
+
+
+def harness_text(symbol: str) -> str:
+    return _HARNESS_TEMPLATE.format(
+        symbol=symbol, entry=ENTRY_SYMBOL, done=DONE_SYMBOL, isr=ISR_SYMBOL
+    )
+
+
+_ERR_RE = re.compile(
+    r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?:\d+:)?\s*(?:Error|error|fatal error):\s*(?P<msg>.*)$"
+)
+
+
+def _first_error(output: str, fallback: str) -> str:
+    """One line: file:line: message: `source text`, from assembler/compiler output."""
+    for raw in output.splitlines():
+        m = _ERR_RE.match(raw.strip())
+        if not m:
+            continue
+        fname, line, msg = m["file"], int(m["line"]), m["msg"].strip()
+        text = ""
+        try:
+            lines = Path(fname).read_text(errors="replace").splitlines()
+            if 1 <= line <= len(lines):
+                text = lines[line - 1].strip()
+        except OSError:
+            pass
+        where = f"{fname}:{line}"
+        return f"{where}: {msg}" + (f": `{text}`" if text else "")
+    for raw in output.splitlines():
+        if raw.strip() and "Assembler messages" not in raw:
+            return raw.strip()
+    return fallback
+
+
+def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise AvrmpError(f"avr-gcc not found: {INSTALL_HINT}") from None
+
+
+def _symbols(path: Path) -> list:
+    with path.open("rb") as fh:
+        elf = ELFFile(fh)
+        tab = elf.get_section_by_name(".symtab")
+        if not isinstance(tab, SymbolTableSection):
+            return []
+        out = []
+        for s in tab.iter_symbols():
+            if not s.name:
+                continue
+            out.append(
+                (
+                    s.name,
+                    s["st_value"],
+                    s["st_size"],
+                    s["st_info"]["bind"],
+                    s["st_info"]["type"],
+                    s["st_shndx"],
+                )
+            )
+        return out
+
+
+def _section_end(path: Path, shndx: int) -> int | None:
+    with path.open("rb") as fh:
+        elf = ELFFile(fh)
+        sec = elf.get_section(shndx)
+        return sec["sh_addr"] + sec["sh_size"]
+
+
+def build_firmware(asm: Path, symbol: str, mcu: str, workdir: Path) -> Firmware:
+    """Assemble `asm` with the call harness for `symbol` and link an ELF for `mcu`."""
+    asm = Path(asm)
+    workdir = Path(workdir)
+    if not asm.is_file():
+        raise AvrmpError(f"assembly file not found: {asm}: check the path")
+    try:
+        asm.read_bytes()
+    except OSError as exc:
+        raise AvrmpError(
+            f"cannot read {asm}: {exc.strerror}: check the file's permissions"
+        ) from None
+    gcc = find_avr_gcc()
+    workdir.mkdir(parents=True, exist_ok=True)
+    user_obj = _assemble_user(gcc, asm, mcu, workdir)
+    _check_symbol(user_obj, asm, symbol)
+    harness = workdir / HARNESS_NAME
+    harness.write_text(harness_text(symbol))
+    harness_obj = workdir / "__avrmp_harness.o"
+    proc = _run([gcc, f"-mmcu={mcu}", "-c", str(harness), "-o", str(harness_obj)])
+    if proc.returncode != 0:
+        raise AvrmpError(
+            f"harness failed to assemble for {mcu}: {_first_error(proc.stderr, 'avr-gcc failed')}: "
+            "check the MCU name"
+        )
+    elf = workdir / f"{asm.stem}.{mcu}.elf"
+    proc = _run(
+        [gcc, f"-mmcu={mcu}", "-nostartfiles", str(harness_obj), str(user_obj), "-o", str(elf)]
+    )
+    if proc.returncode != 0:
+        out = proc.stderr + proc.stdout
+        first = next((ln.strip() for ln in out.splitlines() if ln.strip()), "avr-gcc failed")
+        for ln in out.splitlines():
+            if "undefined reference" in ln or "relocation truncated" in ln or "overflow" in ln:
+                first = ln.strip()
+                break
+        raise AvrmpError(f"link failed for {asm} on {mcu}: {first}: fix the assembly source")
+    return _read_firmware(elf, mcu, symbol)
+
+
+def _assemble_user(gcc: str, asm: Path, mcu: str, workdir: Path) -> Path:
+    """The user's .S assembled (through the C preprocessor) into an object file."""
+    user_obj = workdir / f"{asm.stem}.o"
+    proc = _run([gcc, f"-mmcu={mcu}", "-x", "assembler-with-cpp", f"-I{asm.parent}", "-c",
+                 str(asm), "-o", str(user_obj)])
+    if proc.returncode != 0:
+        out = proc.stderr + proc.stdout
+        if "device-specs" in out or "unknown MCU" in out \
+                or ("unrecognized" in out and "mmcu" in out):
+            raise AvrmpError(
+                f"avr-gcc does not know MCU '{mcu}': use a name from `avr-gcc --target-help`"
+            )
+        raise AvrmpError(
+            f"assembler error in {_first_error(out, 'avr-gcc failed')}: fix the assembly source"
+        )
+    return user_obj
+
+
+def _check_symbol(user_obj: Path, asm: Path, symbol: str) -> None:
+    """The routine's symbol must be defined and global in the user's object."""
+    defined = [s for s in _symbols(user_obj)
+               if s[5] != "SHN_UNDEF" and s[4] in ("STT_FUNC", "STT_NOTYPE")]
+    match = [s for s in defined if s[0] == symbol]
+    if not match:
+        globals_ = sorted(
+            {s[0] for s in defined if s[3] in ("STB_GLOBAL", "STB_WEAK") and "__core_" not in s[0]}
+        )
+        listing = ", ".join(globals_[:6]) if globals_ else "none"
+        raise AvrmpError(
+            f"symbol '{symbol}' not defined in {asm} (global symbols there: {listing}): "
+            f"pass the routine's name or define it with .global {symbol}"
+        )
+    if not any(s[3] in ("STB_GLOBAL", "STB_WEAK") for s in match):
+        raise AvrmpError(f"symbol '{symbol}' in {asm} is not global: add `.global {symbol}`")
+
+
+def _read_firmware(elf: Path, mcu: str, symbol: str) -> Firmware:
+    syms = _symbols(elf)
+    by_name = {s[0]: s for s in syms}
+    for need in (symbol, ENTRY_SYMBOL, DONE_SYMBOL):
+        if need not in by_name:
+            raise AvrmpError(f"symbol '{need}' missing from linked {elf}: rebuild the firmware")
+    sym = by_name[symbol]
+    addr = sym[1]
+    if sym[2]:
+        code_bytes = sym[2]
+    else:
+        prefix = f"{symbol}__"
+        later = [
+            s[1]
+            for s in syms
+            if s[1] > addr
+            and s[5] == sym[5]
+            and not s[0].startswith(prefix)
+            and (s[3] in ("STB_GLOBAL", "STB_WEAK") or s[4] == "STT_FUNC")
+        ]
+        end = min(later) if later else _section_end(elf, sym[5])
+        code_bytes = (end or addr) - addr
+    cb = by_name.get(f"{symbol}__core_begin")
+    ce = by_name.get(f"{symbol}__core_end")
+    core_begin = cb[1] if cb else None
+    core_end = ce[1] if ce else None
+    core_bytes = core_end - core_begin if core_begin is not None and core_end is not None else None
+    if (core_begin is None) != (core_end is None):
+        missing = f"{symbol}__core_end" if core_end is None else f"{symbol}__core_begin"
+        raise AvrmpError(
+            f"symbol '{missing}' missing in {elf}: define both core symbols or neither"
+        )
+    return Firmware(
+        elf=elf,
+        mcu=mcu,
+        symbol=symbol,
+        entry=by_name[ENTRY_SYMBOL][1],
+        done=by_name[DONE_SYMBOL][1],
+        core_begin=core_begin,
+        core_end=core_end,
+        code_bytes=code_bytes,
+        core_code_bytes=core_bytes,
+    )
