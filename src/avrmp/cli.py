@@ -1,4 +1,4 @@
-"""The avrmp command line: gen, verify, bench, list.
+"""The avrmp command line: gen, rebuild, tune, verify, bench, list.
 
 Every error a user can cause ends in one line on stderr and exit status 2.
 """
@@ -12,16 +12,19 @@ import tempfile
 from pathlib import Path
 
 from . import __version__
-from .bench.catalog import catalog
+from .bench.catalog import TUNED_EXTRAS, catalog
 from .bench.measure import run
 from .bench.plot import plot
 from .bench.report import markdown, update_readme, write_json
 from .errors import AvrmpError
 from .routine.files import write_atomic, write_routine
 from .routine.generate import generate
+from .routine.rebuild import rebuild
+from .routine.tune import tune
 from .spec import OPS, VARIANTS, Spec
 from .target.avr.parts import DEFAULT_MCU, simulated_mcu
 from .techniques.registry import ALGORITHMS, DEFAULT_ALGO, get_algorithm
+from .tuning.table import TABLE
 from .verify.checks import verify_file
 
 
@@ -53,16 +56,41 @@ def build_parser() -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     g = sub.add_parser("gen", help="generate a routine (.S and .h)")
-    g.add_argument("op", choices=OPS)
-    g.add_argument("--bits", type=int,
-                   help="operand size (required, except for run-time-length algorithms: rps)")
-    g.add_argument("--algo", help="algorithm (see avrmp list); default depends on OP")
-    g.add_argument("--variant", choices=VARIANTS, default="branchfree")
-    g.add_argument("--mcu", default=DEFAULT_MCU)
+    _add_request_args(g)
     g.add_argument("--name", default="", help="symbol name (default avrmp_OPBITS_ALGO)")
     g.add_argument("-o", "--out", type=Path, required=True, help="output directory")
-    _add_spec_args(g)
+    g.add_argument("--tune", action="store_true",
+                   help="search the generator's choices instead of taking them from the tuned "
+                   "table (the same text wherever the table is up to date)")
 
+    r = sub.add_parser("rebuild", help="rebuild a generated routine from its .S header alone")
+    r.add_argument("file", type=Path, help="a .S written by avrmp gen")
+    r.add_argument("-o", "--out", type=Path, required=True, help="output directory")
+
+    t = sub.add_parser("tune", help="search routines' choices and record them in the tuned table")
+    _add_request_args(t, op_required=False)
+    t.add_argument("--catalog", action="store_true",
+                   help="every routine of the benchmark catalog and the tuned extras")
+    t.add_argument("--table", type=Path, default=TABLE, help="the table to write (default: the "
+                   "package's tuned.json)")
+    t.add_argument("--jobs", type=int, default=1, help="searches run in parallel")
+    _add_verify_parser(sub)
+    _add_bench_parser(sub)
+    sub.add_parser("list", help="algorithms, their parameters and sizes")
+    return top
+
+
+def _add_request_args(p: argparse.ArgumentParser, op_required: bool = True) -> None:
+    p.add_argument("op", choices=OPS, nargs=None if op_required else "?")
+    p.add_argument("--bits", type=int,
+                   help="operand size (required, except for run-time-length algorithms: rps)")
+    p.add_argument("--algo", help="algorithm (see avrmp list); default depends on OP")
+    p.add_argument("--variant", choices=VARIANTS, default="branchfree")
+    p.add_argument("--mcu", default=DEFAULT_MCU)
+    _add_spec_args(p)
+
+
+def _add_verify_parser(sub) -> None:
     v = sub.add_parser("verify", help="verify any routine with avrmp's signatures")
     v.add_argument("file", type=Path)
     v.add_argument("--symbol", required=True)
@@ -83,6 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
         "(avrmp's --algo rps routines)",
     )
 
+
+def _add_bench_parser(sub) -> None:
     b = sub.add_parser("bench", help="generate, verify and measure the catalog")
     b.add_argument("--ops", type=_csv(str))
     b.add_argument("--bits", type=_csv(int))
@@ -98,9 +128,6 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--plot", type=Path, help="write a cycles-vs-bits plot (PNG)")
     b.add_argument("--readme", type=Path,
                    help="replace the table between the bench markers in this markdown file")
-
-    sub.add_parser("list", help="algorithms, their parameters and sizes")
-    return top
 
 
 def _spec_from(args: argparse.Namespace) -> Spec:
@@ -119,9 +146,32 @@ def _spec_from(args: argparse.Namespace) -> Spec:
 
 
 def cmd_gen(args: argparse.Namespace) -> int:
-    routine = generate(_spec_from(args))
+    routine = generate(_spec_from(args), tune=args.tune)
     asm, hdr = write_routine(routine, args.out)
     print(f"{asm}\n{hdr}")
+    return 0
+
+
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    if not args.file.is_file():
+        raise AvrmpError(f"cannot read {args.file}: not a file")
+    routine = rebuild(args.file)
+    asm, hdr = write_routine(routine, args.out)
+    same = asm.read_text() == args.file.read_text()
+    print(f"{asm}\n{hdr}\n{'identical to' if same else 'differs from'} {args.file}")
+    return 0
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    if args.catalog == (args.op is not None):
+        raise AvrmpError("tune takes either OP (with --bits and the other options of gen) or "
+                         "--catalog")
+    if args.jobs < 1:
+        raise AvrmpError("--jobs must be 1 or more")
+    args.name = ""
+    specs = catalog() + TUNED_EXTRAS if args.catalog else [_spec_from(args)]
+    found = tune(specs, args.table, args.jobs, progress=sys.stderr.isatty())
+    print(f"{len(found)} routine(s) tuned into {args.table}")
     return 0
 
 
@@ -198,7 +248,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handler = {"gen": cmd_gen, "verify": cmd_verify, "bench": cmd_bench, "list": cmd_list}
+    handler = {"gen": cmd_gen, "rebuild": cmd_rebuild, "tune": cmd_tune, "verify": cmd_verify,
+               "bench": cmd_bench, "list": cmd_list}
     try:
         return handler[args.command](args)
     except AvrmpError as e:

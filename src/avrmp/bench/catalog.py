@@ -9,7 +9,9 @@ from ..errors import AvrmpError
 from ..routine.generate import generate
 from ..spec import Spec
 from ..target.avr.parts import DEFAULT_MCU, get_mcu
+from ..techniques.karatsuba.large import level_options as large_levels
 from ..techniques.karatsuba.large import stack_estimate
+from ..techniques.karatsuba.mul import level_options as fixed_mul_levels
 from ..techniques.registry import ALGORITHMS
 
 # The benchmark's default catalog: (op, algo, variant, sizes in bits).
@@ -95,3 +97,24 @@ def runs_on_mcu(spec: Spec) -> bool:
     except AvrmpError:
         return False
     return True
+
+
+def _tuned_extras() -> list[Spec]:
+    """Routines tuned beyond the catalog, so that they too generate without a search: every
+    --levels option of the fixed-size Karatsuba multiplications from 96 to 256 bits, the odd
+    sizes whose base has an odd byte count, small squarings, every --levels option of the
+    1024-bit squaring."""
+    out = []
+    for variant in ("branchfree", "branched"):
+        for bits in (96, 128, 192, 256):
+            out += [Spec("mul", bits, "karatsuba", variant, levels=lv)
+                    for lv in fixed_mul_levels(bits // 8)]
+        out += [Spec("mul", bits, "karatsuba", variant) for bits in (24, 40, 56, 72, 88, 112)]
+    out += [Spec("mul", 48, "karatsuba", levels=1), Spec("mul", 64, "karatsuba", levels=2)]
+    out += [Spec("sqr", bits, "karatsuba") for bits in (16, 24, 40, 56, 72, 88, 104, 136)]
+    out += [Spec("sqr", 256, "karatsuba", levels=2)]
+    out += [Spec("sqr", 1024, "karatsuba", levels=lv) for lv in large_levels(128, "sqr")]
+    return out
+
+
+TUNED_EXTRAS = _tuned_extras()

@@ -84,14 +84,19 @@ class Program(Emitter):
         # Control flow can join here from elsewhere: the carry state is no longer known.
         self.last_carry_writer = None
 
+    def append(self, item: Item) -> None:
+        """An item of another program: an instruction checked again (a carry across a MUL),
+        a label registered again (no name twice)."""
+        if isinstance(item, Instr):
+            self.emit(item.mnemonic, *item.operands, comment=item.comment)
+        elif isinstance(item, Label):
+            self.label(item.name)
+        else:
+            self.items.append(item)
+
     def extend(self, other: Program) -> None:
         for item in other.items:
-            if isinstance(item, Instr):
-                self.emit(item.mnemonic, *item.operands, comment=item.comment)
-            elif isinstance(item, Label):
-                self.label(item.name)
-            else:
-                self.items.append(item)
+            self.append(item)
 
     # --- facts ---
     @property

@@ -1,22 +1,36 @@
-"""Spec -> kernel -> Routine: the technique's kernel, lowered for cores without MUL, wrapped in
-the calling convention."""
+"""Spec -> kernel -> Routine: the technique's kernel built from the tuned table's recorded choices
+(or searched, then replayed), lowered for cores without MUL, wrapped in the calling convention."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 
 from ..errors import AvrmpError
 from ..spec import Spec
 from ..target.avr.parts import MCUS, get_mcu
 from ..techniques.kernel import Kernel
 from ..techniques.nomul import lower
-from ..tuning.choices import Choices
+from ..tuning import table
+from ..tuning.choices import Choices, Decision, StaleChoices
 from .wrapper import Routine, wrap
 
 
-def generate(spec: Spec) -> Routine:
-    routine = wrap(spec, _kernel(_kernel_key(spec)))
+def generate(spec: Spec, tune: bool = False, record: list[Decision] | None = None) -> Routine:
+    """The routine for spec, from `record` (decisions, e.g. read back from a .S header), else
+    from the tuned table, else (or with tune) by a search."""
+    tuned = record is None and not tune
+    if tuned:
+        record = table.lookup(table_key(spec))
+    text = None if record is None else json.dumps([d.to_json() for d in record])
+    try:
+        kernel = _kernel(_kernel_key(spec), text)
+    except StaleChoices:
+        if not tuned:
+            raise
+        kernel = _kernel(_kernel_key(spec), None)  # the table is behind the generator: search
+    routine = wrap(spec, kernel)
     flash = get_mcu(spec.mcu).flash_bytes
     if routine.code_bytes > flash:
         raise AvrmpError(
@@ -24,6 +38,22 @@ def generate(spec: Spec) -> Routine:
             "choose a looped or subquadratic algorithm, or a smaller size"
         )
     return routine
+
+
+def table_key(spec: Spec) -> str:
+    """The tuned table's key for a spec: what its kernel depends on (see _kernel_key)."""
+    mcu = get_mcu(spec.mcu)
+    extras = [f"{k}={getattr(spec, k)}" for k in ("levels", "d", "e") if getattr(spec, k)]
+    extras += ["looped"] * spec.looped + ["nomul"] * (not mcu.has_mul)
+    extras += [mcu.core] * (mcu.core != "avre")
+    return " ".join([spec.op, str(spec.bits), spec.algo, spec.variant, *extras])
+
+
+def search(spec: Spec) -> list[Decision]:
+    """The decisions a full search makes for spec (what `avrmp tune` records)."""
+    choices = Choices(None, get_mcu(spec.mcu).core)
+    _build(spec, choices)
+    return choices.made
 
 
 def _kernel_key(spec: Spec) -> Spec:
@@ -36,12 +66,19 @@ def _kernel_key(spec: Spec) -> Spec:
 
 
 @functools.lru_cache(maxsize=64)
-def _kernel(spec: Spec) -> Kernel:
-    """The kernel body for a spec (kept: large Karatsuba generation takes seconds).  Callers
-    treat it as read-only."""
-    mcu = get_mcu(spec.mcu)
-    has_mul = mcu.has_mul
-    kernel = spec.algorithm.build(spec.op, spec.looped, n=spec.operand_bytes,
-                                  variant=spec.variant, levels=spec.levels, d=spec.d, e=spec.e,
-                                  has_mul=has_mul, choices=Choices(None, mcu.core))
-    return kernel if has_mul else lower(kernel)  # each MUL -> constant-time shift-and-add
+def _kernel(spec: Spec, record: str | None) -> Kernel:
+    """The kernel for a spec, replaying `record` (decisions as JSON text), or a search's
+    decisions.  Kept: large Karatsuba generation takes seconds; callers treat it as read-only."""
+    decisions = search(spec) if record is None else \
+        [Decision.from_json(d) for d in json.loads(record)]
+    choices = Choices(decisions, get_mcu(spec.mcu).core)
+    kernel = _build(spec, choices)
+    choices.finish()
+    kernel = dataclasses.replace(kernel, choices=choices.made)
+    return kernel if get_mcu(spec.mcu).has_mul else lower(kernel)  # MUL -> shift-and-add
+
+
+def _build(spec: Spec, choices: Choices) -> Kernel:
+    return spec.algorithm.build(spec.op, spec.looped, n=spec.operand_bytes,
+                                variant=spec.variant, levels=spec.levels, d=spec.d, e=spec.e,
+                                has_mul=get_mcu(spec.mcu).has_mul, choices=choices)

@@ -17,6 +17,8 @@ from ..spec import Spec
 from ..target.avr.abi import CALLEE_SAVED, ZERO_REG
 from ..target.avr.parts import get_mcu
 from ..techniques.kernel import Kernel
+from ..tuning.choices import CHOICES_HEAD
+from ..tuning.choices import render as render_choices
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,9 @@ class Routine:
     model_cycles: int | None  # the cost model's core cycles (None when the body branches)
     saved: tuple[int, ...]
     classes: dict[str, int]
+    # The cost model's core cycles on the path that takes no branch: for NOP-balanced code, the
+    # cycles of every path (for a loop, one pass: only the simulator knows its count).
+    nominal_cycles: int | None
 
 
 def _signature(spec: Spec) -> tuple[str, str]:
@@ -79,6 +84,8 @@ def wrap(spec: Spec, kernel: Kernel) -> Routine:
         "; saves: " + (" ".join(f"r{r}" for r in saved) or "nothing"),
         f"; C prototype: {proto}",
         *(f"; note: {note}" for note in kernel.notes),
+        CHOICES_HEAD,
+        *render_choices(kernel.choices),
     ]
     lines = header_lines + [
         "",
@@ -95,7 +102,7 @@ def wrap(spec: Spec, kernel: Kernel) -> Routine:
         "",
     ]
     return Routine(spec, "\n".join(lines), c_header(sym, doc, proto), body.size, code_bytes,
-                   model, saved, classes)
+                   model, saved, classes, body.static_cycles(core, nominal=True))
 
 
 def _prologue_epilogue(kernel: Kernel) -> tuple[Program, Program, tuple[int, ...]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..program.program import Program
+from ..tuning.choices import Decision
 
 
 @dataclass
@@ -22,5 +23,7 @@ class Kernel:
     # frame is allocated once, by the routine's top level; see karatsuba/large.py).
     caller_frame: int = 0
     # A subroutine that leaves its top bytes (this many, the last quarter of its result) to the
-    # caller: (d, f) in r24:r25, Z pointing at them (karatsuba/sqr.py, emit_top_deferred).
+    # caller: (d, f) in r24:r25, Z pointing at them (karatsuba/sqr_base.py, emit_top_deferred).
     top_deferred: int = 0
+    # The decisions that built it (routine.generate records them; see tuning.choices).
+    choices: list[Decision] = field(default_factory=list)

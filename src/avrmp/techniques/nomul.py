@@ -84,12 +84,7 @@ def lower(kernel: Kernel) -> Kernel:
     m, s = (free + [r for r in _SCRATCH_ORDER if r not in free])[:2]
     for item in body.items:
         if not isinstance(item, Instr) or item.mnemonic != "mul":
-            if isinstance(item, Instr):
-                out.emit(item.mnemonic, *item.operands, comment=item.comment)
-            elif isinstance(item, Label):
-                out.label(item.name)
-            else:
-                out.items.append(item)
+            out.append(item)
             continue
         ra, rb = item.operands
         if inline:
@@ -172,10 +167,6 @@ def relax_branches(p: Program) -> Program:
                 out.emit(_INVERSE[item.mnemonic], skip, comment=item.comment)
                 out.rjmp(item.operands[0])
                 out.label(skip)
-            elif isinstance(item, Instr):
-                out.emit(item.mnemonic, *item.operands, comment=item.comment)
-            elif isinstance(item, Label):
-                out.label(item.name)
             else:
-                out.items.append(item)
+                out.append(item)
         p = out

@@ -47,6 +47,9 @@ def save(entries: dict[str, list[Decision]], path: Path = TABLE) -> None:
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # like any file the user writes, not mkstemp's 0600
         os.replace(tmp, path)
     except OSError as e:
         Path(tmp).unlink(missing_ok=True)
