@@ -263,7 +263,7 @@ class LoopedCaching:
         p.clr(self.c1)
         self.rows()
         p.phase("release the stack copy")
-        move_sp(p, ZP, 2 * self.pairs, annotate=False)
+        move_sp(p, ZP, 2 * self.pairs)
         return Kernel(p, {"r": XP, "a": YP, "b": ZP},
                       [f"looped operand caching e={e}; stack buffer of {2 * self.pairs} bytes"])
 
