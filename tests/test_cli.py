@@ -78,6 +78,7 @@ GEN_ERRORS = [
     (["mul", "--bits", "64", "--looped", "--algo", "karatsuba"], "--looped"),
     (["mul", "--bits", "16", "--name", "1bad"], "C identifier"),
     (["mul", "--algo", "product-scanning"], "--bits is required"),
+    (["mul", "--bits", "16", "--algo", ""], "--algo ''"),
 ]
 
 

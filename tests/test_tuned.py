@@ -55,7 +55,7 @@ def test_table_entries_replay_exactly() -> None:
         record = table.lookup(table_key(spec))
         choices = Choices(record)
         spec.algorithm.build(spec.op, spec.looped, n=spec.operand_bytes, variant=spec.variant,
-                             levels=spec.levels, d=spec.d, e=spec.e, has_mul=True,
+                             levels=spec.levels, d=spec.d, e=spec.e, has_mul=True, ret_bytes=2,
                              choices=choices)
         choices.finish()
 

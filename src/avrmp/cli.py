@@ -18,12 +18,13 @@ from .bench.plot import plot
 from .bench.report import markdown, update_readme, write_json
 from .errors import AvrmpError
 from .routine.files import write_atomic, write_routine
-from .routine.generate import generate
+from .routine.generate import generate, table_key
 from .routine.rebuild import rebuild
 from .routine.tune import tune
 from .spec import OPS, VARIANTS, Spec
 from .target.avr.parts import DEFAULT_MCU, simulated_mcu
 from .techniques.registry import ALGORITHMS, DEFAULT_ALGO, get_algorithm
+from .tuning import table
 from .tuning.table import TABLE
 from .verify.checks import verify_file
 
@@ -74,6 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--table", type=Path, default=TABLE, help="the table to write (default: the "
                    "package's tuned.json)")
     t.add_argument("--jobs", type=int, default=1, help="searches run in parallel")
+    t.add_argument("--missing", action="store_true",
+                   help="only the routines the table does not hold yet")
     _add_verify_parser(sub)
     _add_bench_parser(sub)
     sub.add_parser("list", help="algorithms, their parameters and sizes")
@@ -104,6 +107,10 @@ def _add_verify_parser(sub) -> None:
         "branched = identical cycles, none = no timing check",
     )
     v.add_argument("--json", type=Path, help="write the report as JSON")
+    v.add_argument("--seed", type=int, help="replay the random inputs and start states of an "
+                   "earlier run (default: a fresh seed, printed)")
+    v.add_argument("--no-interrupts", action="store_true",
+                   help="skip the interrupt taken after every instruction (reported)")
     v.add_argument(
         "--len-arg", action="store_true",
         help="the routine takes the operand length in bytes (bits/8) as a uint16_t after the "
@@ -131,6 +138,8 @@ def _add_bench_parser(sub) -> None:
 
 
 def _spec_from(args: argparse.Namespace) -> Spec:
+    if args.algo == "":
+        raise AvrmpError("--algo '': name an algorithm (see avrmp list) or leave --algo out")
     algo = args.algo or DEFAULT_ALGO[args.op]
     bits = args.bits
     if bits is None:
@@ -170,6 +179,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         raise AvrmpError("--jobs must be 1 or more")
     args.name = ""
     specs = catalog() + TUNED_EXTRAS if args.catalog else [_spec_from(args)]
+    if args.missing:
+        specs = [s for s in specs if table.lookup(table_key(s), args.table) is None]
     found = tune(specs, args.table, args.jobs, progress=sys.stderr.isatty())
     print(f"{len(found)} routine(s) tuned into {args.table}")
     return 0
@@ -179,30 +190,40 @@ def cmd_verify(args: argparse.Namespace) -> int:
     simulated_mcu(args.mcu)
     if args.bits <= 0 or args.bits % 8:
         raise AvrmpError(f"--bits {args.bits}: must be a positive multiple of 8")
-    if args.tests < 0:
-        raise AvrmpError("--tests must be 0 or more")
+    if args.file.is_dir():
+        raise AvrmpError(f"cannot read {args.file}: it is a directory; give the .S file")
     if not args.file.is_file():
         raise AvrmpError(f"cannot read {args.file}: no such file")
     with tempfile.TemporaryDirectory(prefix="avrmp-") as tmp:
         report = verify_file(args.file, args.symbol, args.op, args.bits // 8, args.mcu,
-                             args.variant, args.tests, Path(tmp), len_arg=args.len_arg)
-    summary = (f"{args.symbol}: {report.inputs} inputs, core {report.core_cycles} cycles, "
-               f"ABI {report.abi_cycles} cycles, stack {report.stack_depth} bytes")
+                             args.variant, args.tests, Path(tmp), len_arg=args.len_arg,
+                             seed=args.seed, interrupts=not args.no_interrupts)
+    interrupts = (f"an interrupt after every instruction on {report.interrupt_inputs} inputs"
+                  if not args.no_interrupts else "interrupts skipped (--no-interrupts)")
+    summary = (f"{args.symbol}: {report.inputs} inputs (seed {report.seed}), {interrupts}; "
+               f"core {report.core_cycles} cycles, ABI {report.abi_cycles} cycles, stack "
+               f"{report.stack_depth} bytes")
     if args.json:
-        data = {
-            "symbol": args.symbol, "op": args.op, "bits": args.bits, "mcu": args.mcu,
-            "variant": args.variant, "inputs": report.inputs, "passed": report.passed,
-            "core_cycles": report.core_cycles, "abi_cycles": report.abi_cycles,
-            "stack_depth": report.stack_depth,
-            "failures": [f.describe() for f in report.failures[:20]],
-        }
-        write_atomic(args.json, json.dumps(data, indent=1) + "\n")
+        _write_verify_json(args, report)
     if report.passed:
         print(f"PASS {summary}")
         return 0
     print(f"FAIL {summary}", file=sys.stderr)
-    print(f"avrmp: verification failed: {report.first_failure()}", file=sys.stderr)
+    print(f"avrmp: verification failed: {report.first_failure()} (replay: --seed "
+          f"{report.seed})", file=sys.stderr)
     return 1
+
+
+def _write_verify_json(args: argparse.Namespace, report) -> None:
+    data = {
+        "symbol": args.symbol, "op": args.op, "bits": args.bits, "mcu": args.mcu,
+        "variant": args.variant, "inputs": report.inputs, "seed": report.seed,
+        "interrupt_inputs": report.interrupt_inputs, "passed": report.passed,
+        "core_cycles": report.core_cycles, "abi_cycles": report.abi_cycles,
+        "stack_depth": report.stack_depth,
+        "failures": [f.describe() for f in report.failures[:20]],
+    }
+    write_atomic(args.json, json.dumps(data, indent=1) + "\n")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

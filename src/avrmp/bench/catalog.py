@@ -89,7 +89,7 @@ def runs_on_mcu(spec: Spec) -> bool:
     buffers = spec.result_bytes + spec.n_inputs * n + 16 * (spec.n_inputs + 2)
     stack = 48 + 20 + (n + 8 if spec.looped and spec.algo == "operand-caching" else 8)
     if spec.algo == "karatsuba":  # large Karatsuba: frames of its memory levels
-        stack += stack_estimate(spec.op, n, spec.levels)
+        stack += stack_estimate(spec.op, n, spec.levels, mcu.pc_bytes)
     if buffers + stack > mcu.sram_bytes:
         return False
     try:
@@ -103,7 +103,7 @@ def _tuned_extras() -> list[Spec]:
     """Routines tuned beyond the catalog, so that they too generate without a search: every
     --levels option of the fixed-size Karatsuba multiplications from 96 to 256 bits, the odd
     sizes whose base has an odd byte count, small squarings, every --levels option of the
-    1024-bit squaring."""
+    1024-bit squaring, and the large Karatsuba routines for the ATmega2560."""
     out = []
     for variant in ("branchfree", "branched"):
         for bits in (96, 128, 192, 256):
@@ -114,6 +114,11 @@ def _tuned_extras() -> list[Spec]:
     out += [Spec("sqr", bits, "karatsuba") for bits in (16, 24, 40, 56, 72, 88, 104, 136)]
     out += [Spec("sqr", 256, "karatsuba", levels=2)]
     out += [Spec("sqr", 1024, "karatsuba", levels=lv) for lv in large_levels(128, "sqr")]
+    # On parts with 3-byte return addresses (ATmega2560) the large routines' frames lie further
+    # above each callee's SP: a build of their own.
+    out += [Spec(op, bits, "karatsuba", variant, mcu="atmega2560")
+            for op, algo, variant, sizes, *_ in DEFAULT_CATALOG
+            if algo == "karatsuba" for bits in sizes if bits > 256]
     return out
 
 

@@ -25,34 +25,62 @@ def _umask() -> int:
 
 
 def write_all(files: dict[Path, str]) -> None:
-    """Write several files so that either all of them appear or none: each goes to a temporary file
-    first (mode 0666 less the umask, like any file the user creates), then all are renamed."""
+    """Write several files so that either all of them appear or none, and a file that was
+    there before is either replaced or left as it was: each goes to a temporary file first (mode
+    0666 less the umask, like any file the user creates), then all are renamed, the files they
+    replace kept aside until every rename has worked."""
     temps: list[tuple[str, Path]] = []
-    renamed: list[Path] = []
+    replaced: list[tuple[Path, str | None]] = []  # (path, its former content's name, if any)
     current = next(iter(files), Path("."))
     try:
         for current, text in files.items():
             current.parent.mkdir(parents=True, exist_ok=True)
+            if current.is_dir():
+                raise IsADirectoryError(21, "is a directory")
             fd, tmp = tempfile.mkstemp(dir=current.parent, prefix=f".{current.name}.")
             temps.append((tmp, current))
             with os.fdopen(fd, "w") as f:
                 f.write(text)
             os.chmod(tmp, 0o666 & ~_umask())
         for tmp, current in temps:
+            replaced.append((current, _keep_aside(current)))
             os.replace(tmp, current)
-            renamed.append(current)
     except BaseException as e:
-        for tmp, _ in temps:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-        for path in renamed:  # no half of a pair left behind
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+        _undo(temps, replaced)
         if isinstance(e, OSError):
             raise AvrmpError(
                 f"cannot write {current}: {e.strerror}: choose a writable output path"
             ) from None
         raise
+    for _, aside in replaced:
+        if aside:
+            with contextlib.suppress(OSError):
+                os.unlink(aside)
+
+
+def _keep_aside(path: Path) -> str | None:
+    """A hard link to the file at path (None if there is none), to put it back on failure."""
+    if not path.is_file():
+        return None
+    aside = tempfile.mktemp(dir=path.parent, prefix=f".{path.name}.old.")
+    os.link(path, aside)
+    return aside
+
+
+def _undo(temps: list[tuple[str, Path]], replaced: list[tuple[Path, str | None]]) -> None:
+    """No temporary file left, no half of a pair, the user's former files back."""
+    for tmp, _ in temps:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+    for path, aside in reversed(replaced):
+        with contextlib.suppress(OSError):
+            if aside:
+                os.replace(aside, path)
+            else:
+                os.unlink(path)
+        if aside:  # a rename onto the same file does nothing: the link may still be there
+            with contextlib.suppress(OSError):
+                os.unlink(aside)
 
 
 def write_routine(routine: Routine, outdir: Path) -> tuple[Path, Path]:

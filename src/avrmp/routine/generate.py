@@ -45,7 +45,7 @@ def table_key(spec: Spec) -> str:
     mcu = get_mcu(spec.mcu)
     extras = [f"{k}={getattr(spec, k)}" for k in ("levels", "d", "e") if getattr(spec, k)]
     extras += ["looped"] * spec.looped + ["nomul"] * (not mcu.has_mul)
-    extras += [mcu.core] * (mcu.core != "avre")
+    extras += [mcu.core] * (mcu.core != "avre") + [f"pc{mcu.pc_bytes}"] * (mcu.pc_bytes != 2)
     return " ".join([spec.op, str(spec.bits), spec.algo, spec.variant, *extras])
 
 
@@ -58,10 +58,12 @@ def search(spec: Spec) -> list[Decision]:
 
 def _kernel_key(spec: Spec) -> Spec:
     """The spec as far as the kernel depends on it: kernels name no symbol and differ between
-    MCUs only by the hardware multiplier and the core's timing, so routines for two MCUs alike
-    in both, or for two names, share one build (named by the first such MCU)."""
+    MCUs only by the hardware multiplier, the core's timing and the return address's size, so
+    routines for two MCUs alike in these, or for two names, share one build (named by the first
+    such MCU)."""
     mcu = get_mcu(spec.mcu)
-    alike = next(m for m in MCUS.values() if (m.has_mul, m.core) == (mcu.has_mul, mcu.core))
+    alike = next(m for m in MCUS.values()
+                 if (m.has_mul, m.core, m.pc_bytes) == (mcu.has_mul, mcu.core, mcu.pc_bytes))
     return dataclasses.replace(spec, name="", mcu=alike.name)
 
 
@@ -81,4 +83,5 @@ def _kernel(spec: Spec, record: str | None) -> Kernel:
 def _build(spec: Spec, choices: Choices) -> Kernel:
     return spec.algorithm.build(spec.op, spec.looped, n=spec.operand_bytes,
                                 variant=spec.variant, levels=spec.levels, d=spec.d, e=spec.e,
-                                has_mul=get_mcu(spec.mcu).has_mul, choices=choices)
+                                has_mul=get_mcu(spec.mcu).has_mul,
+                                ret_bytes=get_mcu(spec.mcu).pc_bytes, choices=choices)

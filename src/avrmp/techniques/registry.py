@@ -40,7 +40,8 @@ class Algorithm:
 
     def build(self, op: str, looped: bool, **request) -> Kernel:
         """The kernel for op and `request` (the Spec's fields: n, variant, levels, d, e,
-        has_mul; and choices, the build's tuning.Choices)."""
+        has_mul, ret_bytes: a return address's size; and choices, the build's
+        tuning.Choices)."""
         return (self.looped_builders if looped else self.builders)[op](op=op, **request)
 
 
@@ -111,10 +112,10 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
     Algorithm(
         "karatsuba",
         "subtractive refined Karatsuba: memory levels over a 1-level base in registers",
-        {"mul": lambda n, variant, levels, choices, **_:
-         karatsuba.karatsuba_mul_any(n, variant, choices, levels),
-         "sqr": lambda n, variant, levels, choices, **_:
-         karatsuba.karatsuba_sqr_any(n, variant, choices, levels)},
+        {"mul": lambda n, variant, levels, choices, ret_bytes, **_:
+         karatsuba.karatsuba_mul_any(n, variant, choices, levels, ret_bytes),
+         "sqr": lambda n, variant, levels, choices, ret_bytes, **_:
+         karatsuba.karatsuba_sqr_any(n, variant, choices, levels, ret_bytes)},
         min_bytes=2,
         params="--levels L (default: fastest for the size; above 256 bits, the number of "
         "memory levels called as subroutines over a fixed-size leaf)",

@@ -1,22 +1,40 @@
-"""Verification: Python's int is the oracle; the runner reports everything else.
+"""Verification: Python's int is the oracle; the simulator host reports everything else.
 
-Every routine faces the papers' load (1000 random operand pairs) plus edge cases: all-zero, all-0xFF,
-single bits, carry chains, and operands built so that |A_l - A_h| and |B_l - B_h| take every sign
-(including zero) at every level of a Karatsuba recursion.  Branch-free code must run in identical
-cycles with identical PC and data-address traces on every input; branched code in identical cycles.
+A routine faces the test load of inputs.test_operands (edge cases, Karatsuba sign patterns, then
+random operands), each call from an unkind start: operand and result buffers at random places
+(some straddling a 256-byte page), the caller's SP at a random height (half the time so that the
+routine's stack crosses a page), SRAM outside the operands, the registers and the SREG flags
+random (the I flag set on most calls, clear on some).  Every call is checked for the right result;
+callee-saved registers, r1, SP and the I flag as the calling convention wants them; writes only
+to the result and the routine's own stack frame, none to I/O but SP and SREG; inputs unchanged;
+and, on the inputs where it is cheap (at least one), an interrupt after every instruction where
+one can be taken (host.c): nothing the routine keeps below SP may be read back after it, and SP
+may never be half-written.  Timing: branch-free code must run in identical cycles with identical
+instruction and data-address traces (program-memory reads included) on every input; branched
+code in identical cycles.
 """
 
 from __future__ import annotations
 
+import random
+import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
+from ..errors import AvrmpError
 from ..target.avr.parts import get_mcu
-from .inputs import oracle, result_bytes, test_operands
-from .simulator import Call, Measurement, run_batch
+from .inputs import oracle, random_layout, result_bytes, test_operands
+from .simulator import Call, Layout, Measurement, run_batch
 from .toolchain import Firmware, build_firmware
 
 DEFAULT_TESTS = 1000
+MAX_TESTS = 10_000_000
+CHUNK = 2000  # calls per simulator process: memory stays bounded whatever --tests is
+# Instruction boundaries per verification at which an interrupt is taken (about 2 us each):
+# every input of a small routine, a few (at least one) of the largest.
+INTERRUPT_BUDGET = 500_000
 
 
 @dataclass
@@ -39,6 +57,8 @@ class Report:
     core_cycles: int
     abi_cycles: int
     stack_depth: int
+    seed: int = 0
+    interrupt_inputs: int = 0  # inputs run with an interrupt after every instruction
     failures: list[Failure] = field(default_factory=list)
 
     @property
@@ -50,6 +70,7 @@ class Report:
 
 
 def check_one(m: Measurement, expected: bytes) -> tuple[str, str] | None:
+    """The first check one call fails, as (check, detail), or None."""
     if m.error:
         return "execution", m.error
     if m.result != expected:
@@ -61,57 +82,120 @@ def check_one(m: Measurement, expected: bytes) -> tuple[str, str] | None:
         return "abi", "r1 is not zero on return"
     if not m.sp_ok:
         return "abi", "stack pointer not restored"
+    if not m.i_flag_ok:
+        return "abi", "the I flag (interrupts enabled) on return differs from the caller's"
     if m.bad_writes:
         addrs = " ".join(f"0x{a:04x}" for a in m.bad_writes[:4])
         return "writes", f"wrote outside the result and its own stack frame at {addrs}"
+    if m.io_writes:
+        regs = " ".join(f"0x{a - 0x20:02x}" for a in m.io_writes[:4])
+        return "writes", f"wrote I/O register(s) {regs} (only SP and SREG are the routine's)"
     if not m.inputs_unmodified:
         return "inputs", "an input operand was modified"
+    if m.hazard:
+        return "interrupts", m.hazard
     return None
 
 
-def verify_firmware(
-    fw: Firmware,
-    op: str,
-    nbytes: int,
-    variant: str = "branchfree",
-    tests: int = DEFAULT_TESTS,
-    seed: int = 1,
-    int_args: tuple[int, ...] = (),
-) -> Report:
-    """`int_args` follow the pointers in every call: (nbytes,) for a routine whose operand length
-    is a run-time argument (Algorithm.runtime_length)."""
-    n_inputs = 1 if op == "sqr" else 2
-    operand_sets = list(test_operands(nbytes, n_inputs, tests, seed))
-    calls = [
-        Call(tuple(x.to_bytes(nbytes, "little") for x in ops), result_bytes(op, nbytes),
-             int_args=int_args)
-        for ops in operand_sets
-    ]
-    results = run_batch(fw, calls)
-    first = results[0]
-    report = Report(op, nbytes, len(calls), first.core_cycles, first.abi_cycles,
-                    max(m.stack_depth for m in results))
-    for idx, (call, m) in enumerate(zip(calls, results)):
-        bad = check_one(m, oracle(op, nbytes, call.operands))
-        if bad is None and variant != "none":
-            if m.core_cycles != first.core_cycles or m.abi_cycles != first.abi_cycles:
-                bad = ("timing", f"{m.abi_cycles} cycles, but input #0 took {first.abi_cycles}")
-            elif variant == "branchfree" and m.pc_digest != first.pc_digest:
-                bad = ("timing", "instruction trace differs from input #0 (data-dependent branch)")
-            elif variant == "branchfree" and m.addr_digest != first.addr_digest:
-                bad = ("timing", "data-address trace differs from input #0")
-        if bad:
-            report.failures.append(Failure(idx, bad[0], bad[1], call.operands))
+def check_timing(m: Measurement, first: Measurement, variant: str) -> tuple[str, str] | None:
+    """The timing discipline of the variant, against input #0 (variant "none": no check)."""
+    if variant == "none":
+        return None
+    if m.core_cycles != first.core_cycles or m.abi_cycles != first.abi_cycles:
+        return "timing", f"{m.abi_cycles} cycles, but input #0 took {first.abi_cycles}"
+    if variant == "branchfree" and m.pc_digest != first.pc_digest:
+        return "timing", "instruction trace differs from input #0 (data-dependent branch)"
+    if variant == "branchfree" and m.addr_digest != first.addr_digest:
+        return "timing", ("data-address trace differs from input #0 (data-dependent memory "
+                          "access)")
+    return None
+
+
+@dataclass(frozen=True)
+class Load:
+    """What every call of one verification shares."""
+
+    op: str
+    nbytes: int
+    int_args: tuple[int, ...]
+    ram: tuple[int, int]
+    stack_need: int
+    interrupt_inputs: int
+
+
+def calls(load: Load, tests: int, seed: int) -> Iterator[tuple[Call, bytes]]:
+    """Each input's call, with its start state, and the expected result, built as they are run
+    (any --tests fits in memory)."""
+    n_inputs = 1 if load.op == "sqr" else 2
+    rng = random.Random(seed)
+    sizes = [result_bytes(load.op, load.nbytes)] + [load.nbytes] * n_inputs
+    for idx, ops in enumerate(test_operands(load.nbytes, n_inputs, tests, seed)):
+        operands = tuple(x.to_bytes(load.nbytes, "little") for x in ops)
+        where = random_layout(rng, load.ram, sizes, load.stack_need)
+        layout = None if where is None else Layout(*where)
+        i_flag = 0x80 if idx % 8 != 7 else 0  # interrupts enabled, as a caller usually has them
+        call = Call(operands, sizes[0], load.int_args, layout=layout,
+                    sreg=rng.randrange(0x80) | i_flag, seed=rng.getrandbits(62),
+                    random_ram=True, isr_model=bool(i_flag) and idx < load.interrupt_inputs)
+        yield call, oracle(load.op, load.nbytes, operands)
+
+
+def verify_firmware(fw: Firmware, op: str, nbytes: int, variant: str = "branchfree",
+                    tests: int = DEFAULT_TESTS, seed: int | None = None,
+                    int_args: tuple[int, ...] = (), interrupts: bool = True) -> Report:
+    """Run the test load (seed None: a fresh random seed, recorded in the report).  `int_args`
+    follow the pointers in every call: (nbytes,) for a routine whose operand length is a run-time
+    argument (Algorithm.runtime_length).  interrupts False: no interrupt after every
+    instruction."""
+    seed = secrets.randbits(32) if seed is None else seed
+    probe, operands = _probe(fw, op, nbytes, int_args)
+    report = Report(op, nbytes, 1, probe.core_cycles, probe.abi_cycles, probe.stack_depth, seed)
+    if probe.error and "timeout" in probe.error:  # it hangs: nothing more to run
+        report.failures.append(Failure(0, "execution", probe.error, operands))
+        return report
+    swept = max(1, INTERRUPT_BUDGET // max(1, probe.instructions)) if interrupts else 0
+    load = Load(op, nbytes, int_args, (probe.r_addr - 16, probe.sp_top), probe.stack_depth + 4,
+                swept)
+    report.inputs, first, todo = 0, None, calls(load, tests, seed)
+    while chunk := list(islice(todo, CHUNK)):
+        results = run_batch(fw, [c for c, _ in chunk])
+        for (call, expected), m in zip(chunk, results):
+            first = first or m
+            bad = check_one(m, expected) or check_timing(m, first, variant)
+            if bad:
+                report.failures.append(Failure(report.inputs, *bad, call.operands))
+            report.interrupt_inputs += call.isr_model
+            report.inputs += 1
+            report.stack_depth = max(report.stack_depth, m.stack_depth)
+        if len(results) < len(chunk):
+            break  # the routine hung: the batch stopped at that input
+    if first is not None:
+        report.core_cycles, report.abi_cycles = first.core_cycles, first.abi_cycles
     return report
 
 
-def verify_file(
-    asm: Path, symbol: str, op: str, nbytes: int, mcu: str, variant: str, tests: int, workdir: Path,
-    len_arg: bool = False,
-) -> Report:
+def _probe(fw: Firmware, op: str, nbytes: int,
+           int_args: tuple[int, ...]) -> tuple[Measurement, tuple[bytes, ...]]:
+    """One call in the plain start state: how deep the stack goes, how many instructions a call
+    runs, where SRAM lies, whether the routine returns at all."""
+    operands = tuple(bytes(nbytes) for _ in range(1 if op == "sqr" else 2))
+    (m,) = run_batch(fw, [Call(operands, result_bytes(op, nbytes), int_args)])
+    return m, operands
+
+
+def verify_file(asm: Path, symbol: str, op: str, nbytes: int, mcu: str, variant: str, tests: int,
+                workdir: Path, len_arg: bool = False, seed: int | None = None,
+                interrupts: bool = True) -> Report:
     """`len_arg`: the routine takes the operand length in bytes after the pointers (uint16_t)."""
+    if not sram_fits(op, nbytes, mcu):
+        raise AvrmpError(f"--bits {8 * nbytes}: the operands and result do not fit {mcu}'s "
+                         f"{get_mcu(mcu).sram_bytes} bytes of SRAM: choose a smaller size or "
+                         "a larger part")
+    if not 0 <= tests <= MAX_TESTS:
+        raise AvrmpError(f"--tests {tests}: choose 0 to {MAX_TESTS}")
     fw = build_firmware(asm, symbol, mcu, workdir)
-    return verify_firmware(fw, op, nbytes, variant, tests, int_args=(nbytes,) if len_arg else ())
+    return verify_firmware(fw, op, nbytes, variant, tests, seed,
+                           int_args=(nbytes,) if len_arg else (), interrupts=interrupts)
 
 
 def sram_fits(op: str, nbytes: int, mcu: str, stack_reserve: int = 96) -> bool:

@@ -1,16 +1,22 @@
 /*
  * avrmp simulator host: runs a batch of calls of one AVR routine in libsimavr.
  *
- * Usage: avrmp-host FIRMWARE.elf MCU < batch
+ * Usage: avrmp-host FIRMWARE.elf MCU [STACK_TOP] < batch
  *
  * Input (whitespace separated tokens):
- *   AVRMP1 entry done core_begin core_end max_cycles ncalls nops rmax opmax_1..opmax_nops
+ *   AVRMP2 entry done core_begin core_end max_cycles ncalls nops rmax opmax_1..opmax_nops
  *   then per call:
- *   rlen irq_at seed nints int_1..int_nints  op_1..op_nops   (ops as hex, "-" when empty)
- * All numbers are decimal; core_begin/core_end/irq_at are -1 when absent.
+ *   rlen irq_at seed flags sreg sptop r_addr op_addr_1..op_addr_nops nints int_1..int_nints
+ *   op_1..op_nops   (ops as hex, "-" when empty)
+ * All numbers are decimal; core_begin/core_end/irq_at are -1 when absent; sptop, r_addr and the
+ * op_addrs 0 for the default layout (buffers low in SRAM, SP at STACK_TOP or RAMEND).
+ * flags: 1 = fill SRAM outside the operands with random bytes (from seed) instead of zeros;
+ *        2 = take an interrupt after every instruction of the routine where one could be taken
+ *            (the handler runs on the routine's state, which is then restored: the bytes it
+ *            overwrote are marked, and a later read of one by the routine is a hazard).
  *
- * Output: first a line {"layout": ...} or {"fatal": "..."}, then one JSON line per call.
- * Everything simavr prints goes to stderr, stdout carries only JSON.
+ * Output: first a line {"layout": ...} or {"fatal": "..."}, then one JSON line per call; a call
+ * that times out ends the batch.  Everything simavr prints goes to stderr, stdout carries JSON.
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -25,11 +31,18 @@
 
 #define GUARD 16
 #define MAX_BAD 64
+#define MAX_IO 16
+#define ISR_ZONE 64 /* bytes below SP the harness's handler may write (it writes 31 on atmega) */
 #define FNV_OFFSET 0xcbf29ce484222325ULL
 #define FNV_PRIME 0x100000001b3ULL
 /* IO register used as the "enable" bit of the harness's interrupt vector (data address 0x20). */
 #define IRQ_ENABLE_ADDR 0x20
 #define IRQ_VECTOR 1
+#define IO_SPL 0x5d
+#define IO_SPH 0x5e
+#define IO_SREG 0x5f
+#define FLAG_RANDOM_RAM 1
+#define FLAG_ISR_MODEL 2
 
 static FILE *out;
 static int saw_invalid_opcode;
@@ -86,11 +99,34 @@ typedef struct {
 	uint32_t sp;        /* SP before the current instruction */
 	uint32_t s0;        /* SP before the CALL */
 	uint32_t r_lo, r_hi; /* result buffer [r_lo, r_hi) */
-	uint32_t buf_end;   /* first address above all operand buffers + guard */
+	uint32_t buf_end;   /* first address above all buffers + guard: the stack lies above */
+	int nops;
+	uint32_t op_lo[8], op_hi[8];
 	uint16_t bad[MAX_BAD];
 	int nbad;
 	uint8_t *bad_seen;  /* per-address flag */
+	uint16_t io[MAX_IO];
+	int nio;
+	long long now;      /* index of the current instruction (0: the harness CALL) */
+	long long *wrote;   /* per address: when the routine last stored there (see written) */
+	long long *clobbered; /* per address: when an interrupt last overwrote it */
+	char hazard[200];
+	int sp_pending;     /* SPL or SPH written by OUT, its partner not yet */
 } trace_t;
+
+/* Addresses in the digest are relative to the buffer or stack they fall in, so that the
+ * data-address trace does not depend on where the buffers were placed. */
+static uint32_t norm(trace_t *t, uint32_t a)
+{
+	if (a + GUARD >= t->r_lo && a < t->r_hi + GUARD)
+		return (1u << 20) | (a + GUARD - t->r_lo);
+	for (int i = 0; i < t->nops; i++)
+		if (a + GUARD >= t->op_lo[i] && a < t->op_hi[i] + GUARD)
+			return ((2u + i) << 20) | (a + GUARD - t->op_lo[i]);
+	if (a >= t->buf_end && a <= t->s0 + 8)
+		return (12u << 20) | (t->s0 + 8 - a);
+	return a;
+}
 
 static inline void mix_addr(trace_t *t, uint32_t v)
 {
@@ -107,15 +143,38 @@ static inline void add_bad(trace_t *t, uint32_t a)
 		t->bad[t->nbad++] = (uint16_t)a;
 }
 
+static void set_hazard(trace_t *t, const char *fmt, ...)
+{
+	if (t->hazard[0])
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(t->hazard, sizeof t->hazard, fmt, ap);
+	va_end(ap);
+}
+
 static inline void rd(trace_t *t, uint32_t a)
 {
-	mix_addr(t, a);
+	a &= 0xffff;
+	mix_addr(t, norm(t, a));
+	if (t->clobbered[a] > t->wrote[a])
+		set_hazard(t, "an interrupt after instruction %lld overwrites 0x%04x below SP, which the "
+			   "routine reads back at instruction %lld (data kept below SP)",
+			   t->clobbered[a] / 2, a, t->now);
+}
+
+/* Time stamps: 2k for instruction k, 2k + 1 for an interrupt taken after it. */
+static inline void written(trace_t *t, uint32_t a)
+{
+	t->wrote[a & 0xffff] = 2 * t->now;
 }
 
 /* ordinary store (ST/STD/STS): allowed in r, or inside the live stack frame above SP */
 static inline void wr(trace_t *t, uint32_t a)
 {
-	mix_addr(t, a | 0x10000);
+	a &= 0xffff;
+	mix_addr(t, norm(t, a) | 0x10000000u);
+	written(t, a);
 	if (a >= t->r_lo && a < t->r_hi)
 		return;
 	if (a > t->sp && a <= t->s0)
@@ -126,10 +185,30 @@ static inline void wr(trace_t *t, uint32_t a)
 /* stack store (PUSH/CALL): at SP, must stay between the buffers and the caller's SP */
 static inline void wr_stack(trace_t *t, uint32_t a)
 {
-	mix_addr(t, a | 0x10000);
+	a &= 0xffff;
+	mix_addr(t, norm(t, a) | 0x10000000u);
+	written(t, a);
 	if (a >= t->buf_end && a <= t->s0)
 		return;
 	add_bad(t, a);
+}
+
+/* a write to the I/O space (OUT, SBI, CBI): only the routine's own SP and SREG handling */
+static inline void wr_io(trace_t *t, uint32_t a)
+{
+	if (a == IO_SPL || a == IO_SPH) {
+		t->sp_pending ^= a == IO_SPL ? 1 : 2;
+		if (t->sp_pending == 3)
+			t->sp_pending = 0;
+		return;
+	}
+	if (a == IO_SREG)
+		return;
+	for (int i = 0; i < t->nio; i++)
+		if (t->io[i] == a)
+			return;
+	if (t->nio < MAX_IO)
+		t->io[t->nio++] = (uint16_t)a;
 }
 
 static inline uint16_t flash16(avr_t *avr, uint32_t pc)
@@ -142,8 +221,26 @@ static inline uint16_t reg16(avr_t *avr, int r)
 	return avr->data[r] | (avr->data[r + 1] << 8);
 }
 
-/* decode the data accesses of the instruction at pc (before it executes) */
-static inline void trace_mem(avr_t *avr, trace_t *t, uint32_t pc, uint16_t op, int asz)
+/* program memory read (LPM/ELPM) or write (SPM): in the address trace, tagged */
+static inline void flash_access(avr_t *avr, trace_t *t, int extended)
+{
+	uint32_t z = reg16(avr, 30);
+	if (extended && avr->rampz)
+		z |= (uint32_t)avr->data[avr->rampz] << 16;
+	mix_addr(t, z | 0x20000000u);
+}
+
+static void trace_io(avr_t *avr, trace_t *t, uint16_t op)
+{
+	(void)avr;
+	if ((op & 0xF800) == 0xB800) /* OUT A, Rr */
+		wr_io(t, 0x20 + (((op >> 5) & 0x30) | (op & 0xF)));
+	else if ((op & 0xFD00) == 0x9800) /* CBI / SBI A, b */
+		wr_io(t, 0x20 + ((op >> 3) & 0x1F));
+}
+
+/* the data accesses of the instruction at pc (before it executes) */
+static void trace_mem(avr_t *avr, trace_t *t, uint32_t pc, uint16_t op, int asz)
 {
 	uint32_t sp = t->sp;
 	if ((op & 0xD200) == 0x8000 || (op & 0xD200) == 0x8200) {
@@ -156,6 +253,10 @@ static inline void trace_mem(avr_t *avr, trace_t *t, uint32_t pc, uint16_t op, i
 			rd(t, a);
 		return;
 	}
+	if (op == 0x95C8 || op == 0x95D8 || op == 0x95E8 || op == 0x95F8) {
+		flash_access(avr, t, op == 0x95D8); /* LPM, ELPM, SPM, SPM Z+ */
+		return;
+	}
 	if ((op & 0xFC00) == 0x9000) {
 		int store = op & 0x0200;
 		uint32_t a;
@@ -163,6 +264,10 @@ static inline void trace_mem(avr_t *avr, trace_t *t, uint32_t pc, uint16_t op, i
 		case 0x0: a = flash16(avr, pc + 2); break;           /* LDS/STS */
 		case 0x1: a = reg16(avr, 30); break;                 /* Z+ */
 		case 0x2: a = (reg16(avr, 30) - 1) & 0xffff; break;  /* -Z */
+		case 0x4: case 0x5: case 0x6: case 0x7:              /* LPM/ELPM Rd, Z(+) */
+			if (!store)
+				flash_access(avr, t, op & 2);
+			return;
 		case 0x9: a = reg16(avr, 28); break;                 /* Y+ */
 		case 0xA: a = (reg16(avr, 28) - 1) & 0xffff; break;  /* -Y */
 		case 0xC: a = reg16(avr, 26); break;                 /* X */
@@ -175,7 +280,7 @@ static inline void trace_mem(avr_t *avr, trace_t *t, uint32_t pc, uint16_t op, i
 				rd(t, sp + 1);
 			return;
 		default:
-			return; /* LPM/ELPM/XCH/... : not data memory (or not on these cores) */
+			return; /* XCH/LAS/...: not on these cores */
 		}
 		if (store)
 			wr(t, a);
@@ -192,12 +297,9 @@ static inline void trace_mem(avr_t *avr, trace_t *t, uint32_t pc, uint16_t op, i
 	if (op == 0x9508 || op == 0x9518) { /* RET / RETI */
 		for (int i = 1; i <= asz; i++)
 			rd(t, sp + i);
+		return;
 	}
-}
-
-static inline int is_two_word(uint16_t op)
-{
-	return (op & 0xFC0F) == 0x9000 || (op & 0xFE0C) == 0x940C;
+	trace_io(avr, t, op);
 }
 
 static uint64_t rng_state;
@@ -220,19 +322,389 @@ static uint32_t sp_get(avr_t *avr)
 	return avr->data[R_SPL] | (avr->data[R_SPH] << 8);
 }
 
-int main(int argc, char **argv)
+static uint8_t sreg_get(avr_t *avr)
 {
-	if (argc != 3 && argc != 4) {
-		fprintf(stderr, "usage: %s FIRMWARE.elf MCU [STACK_TOP] < batch\n", argv[0]);
-		return 2;
-	}
-	/* keep simavr's chatter off the JSON channel */
-	int outfd = dup(1);
-	dup2(2, 1);
-	out = fdopen(outfd, "w");
-	avr_global_logger_set(logger);
+	uint8_t s = 0;
+	for (int i = 0; i < 8; i++)
+		if (avr->sreg[i])
+			s |= 1 << i;
+	return s;
+}
 
-	/* read the whole batch */
+static void sreg_set(avr_t *avr, uint8_t s)
+{
+	for (int i = 0; i < 8; i++)
+		avr->sreg[i] = (s >> i) & 1;
+	avr->data[R_SREG] = s;
+}
+
+/*
+ * Take an interrupt now, at the boundary before the next instruction (k), as the hardware
+ * would: push the PC, clear I, run the harness's handler to its RETI.  Then put the routine's
+ * state back (registers, SREG, SP, PC, cycles and the bytes the handler wrote) and mark those
+ * bytes as overwritten at k, so that a later read of one by the routine is a hazard.  The
+ * handler writing outside the stack (SP half-written, or a frame too deep) is a hazard at once.
+ */
+static void isr_at_boundary(avr_t *avr, trace_t *t, uint32_t vec_addr, uint32_t ramend,
+			    uint32_t en_addr)
+{
+	uint8_t regs[32], zone[ISR_ZONE];
+	memcpy(regs, avr->data, 32);
+	uint8_t sreg = sreg_get(avr), en = avr->data[en_addr];
+	int8_t istate = avr->interrupt_state;
+	uint32_t sp = sp_get(avr), pc = avr->pc, lo = sp >= ISR_ZONE - 1 ? sp - ISR_ZONE + 1 : 0;
+	uint64_t cycle = avr->cycle;
+	if (sp > ramend) {
+		set_hazard(t, "SP is 0x%04x after instruction %lld: an interrupt there pushes outside "
+			   "SRAM", sp, t->now);
+		return;
+	}
+	memcpy(zone, avr->data + lo, sp - lo + 1);
+	_avr_push_addr(avr, pc);
+	avr->sreg[S_I] = 0;
+	avr->pc = vec_addr;
+	uint32_t low = sp_get(avr);
+	for (int steps = 0; steps < 2000 && avr->pc != pc; steps++) {
+		avr->pc = avr_run_one(avr);
+		if (sp_get(avr) < low)
+			low = sp_get(avr);
+	}
+	int returned = avr->pc == pc && sp_get(avr) == sp;
+	/* put the routine's state back */
+	memcpy(avr->data + lo, zone, sp - lo + 1);
+	memcpy(avr->data, regs, 32);
+	sreg_set(avr, sreg);
+	avr->interrupt_state = istate;
+	avr->data[en_addr] = en;
+	sp_set(avr, sp);
+	avr->pc = pc;
+	avr->cycle = cycle;
+	if (!returned || low < lo) {
+		set_hazard(t, "the interrupt handler did not return (SP 0x%04x after instruction %lld)",
+			   sp, t->now);
+		return;
+	}
+	if (low + 1 < t->buf_end || sp > t->s0 + 8) {
+		set_hazard(t, "an interrupt after instruction %lld pushes at 0x%04x..0x%04x, outside the "
+			   "stack: SP half-written or the frame too deep", t->now, low + 1, sp);
+		return;
+	}
+	for (uint32_t a = low + 1; a <= sp; a++)
+		t->clobbered[a] = 2 * t->now + 1;
+}
+
+typedef struct {
+	uint32_t entry, done, codeend, vec_addr, ramstart, ramend, sptop_default;
+	long long core_begin, core_end;
+	uint64_t max_cycles;
+	int nops, asz;
+	uint32_t rmax, opmax[8];
+	avr_t *avr;
+	avr_int_vector_t *vec;
+	uint8_t *bad_seen;
+	long long *wrote, *clobbered;
+} host_t;
+
+typedef struct {
+	uint32_t rlen, sptop, r_addr, op_addr[8], oplen[8];
+	long long irq_at;
+	uint64_t seed;
+	int flags, nints;
+	uint8_t sreg;
+	long long ints[8];
+	uint8_t *opbuf[8];
+} call_t;
+
+typedef struct {
+	const char *err;
+	char errbuf[200];
+	uint64_t abi, core;
+	uint32_t minsp;
+	long long ninstr;
+	int irq_taken, i_entry;
+	long irq_sp;
+} result_t;
+
+static void read_call(host_t *h, call_t *c)
+{
+	c->rlen = next_num();
+	c->irq_at = next_num();
+	c->seed = next_num();
+	c->flags = next_num();
+	c->sreg = next_num();
+	c->sptop = next_num();
+	c->r_addr = next_num();
+	for (int i = 0; i < h->nops; i++)
+		c->op_addr[i] = next_num();
+	c->nints = next_num();
+	if (c->nints < 0 || c->nints > 8)
+		fatal("too many integer arguments (at most 8)");
+	for (int i = 0; i < c->nints; i++)
+		c->ints[i] = next_num();
+	for (int i = 0; i < h->nops; i++) {
+		char *hx = next_token();
+		c->oplen[i] = 0;
+		if (strcmp(hx, "-") != 0) {
+			size_t hl = strlen(hx) / 2;
+			if (hl > h->opmax[i])
+				fatal("operand longer than announced");
+			for (size_t k = 0; k < hl; k++)
+				c->opbuf[i][k] = hexval(hx[2 * k]) << 4 | hexval(hx[2 * k + 1]);
+			c->oplen[i] = hl;
+		}
+	}
+	if (c->rlen > h->rmax)
+		fatal("result longer than announced");
+}
+
+/* the default layout: guard, r, guard, a, guard, b, guard ... stack at the top */
+static void default_layout(host_t *h, call_t *c)
+{
+	if (c->r_addr)
+		return;
+	c->r_addr = h->ramstart + GUARD;
+	uint32_t p = c->r_addr + h->rmax + GUARD;
+	for (int i = 0; i < h->nops; i++) {
+		c->op_addr[i] = p;
+		p += h->opmax[i] + GUARD;
+	}
+	if (!c->sptop)
+		c->sptop = h->sptop_default;
+}
+
+/* where the buffers end (the stack must lie above), or a fatal error if they do not fit */
+static uint32_t check_layout(host_t *h, call_t *c)
+{
+	uint32_t end = c->r_addr + c->rlen + GUARD;
+	int ok = c->r_addr >= h->ramstart + GUARD && c->sptop <= h->ramend;
+	for (int i = 0; i < h->nops; i++) {
+		ok = ok && c->op_addr[i] >= h->ramstart + GUARD;
+		if (c->op_addr[i] + c->oplen[i] + GUARD > end)
+			end = c->op_addr[i] + c->oplen[i] + GUARD;
+	}
+	if (!ok || end + 48 > c->sptop) {
+		char msg[256];
+		snprintf(msg, sizeof msg, "the buffers and stack do not fit SRAM 0x%x..0x%x (buffers "
+			 "end at 0x%x, stack top 0x%x)", h->ramstart, h->ramend, end, c->sptop);
+		fatal(msg);
+	}
+	return end;
+}
+
+static void start_state(host_t *h, call_t *c)
+{
+	avr_t *avr = h->avr;
+	avr_interrupt_reset(avr);
+	rng_state = 0x9E3779B97F4A7C15ULL ^ (c->seed * 0xD1B54A32D192ED03ULL);
+	if (!rng_state)
+		rng_state = 1;
+	if (c->flags & FLAG_RANDOM_RAM) {
+		for (uint32_t a = h->ramstart; a <= h->ramend; a++)
+			avr->data[a] = rng8();
+	} else {
+		memset(avr->data + h->ramstart, 0, h->ramend - h->ramstart + 1);
+		for (uint32_t i = 0; i < c->rlen; i++)
+			avr->data[c->r_addr + i] = (uint8_t)(0xC3 ^ (i * 0x1D));
+	}
+	for (int i = 0; i < h->nops; i++)
+		memcpy(avr->data + c->op_addr[i], c->opbuf[i], c->oplen[i]);
+	for (int i = 0; i < 32; i++)
+		avr->data[i] = rng8();
+	avr->data[1] = 0;
+	int argreg = 24;
+	uint32_t ptrs[9];
+	ptrs[0] = c->r_addr;
+	for (int i = 0; i < h->nops; i++)
+		ptrs[i + 1] = c->op_addr[i];
+	for (int i = 0; i <= h->nops && argreg >= 8; i++, argreg -= 2) {
+		avr->data[argreg] = ptrs[i] & 0xff;
+		avr->data[argreg + 1] = ptrs[i] >> 8;
+	}
+	for (int i = 0; i < c->nints && argreg >= 8; i++, argreg -= 2) {
+		avr->data[argreg] = c->ints[i] & 0xff;
+		avr->data[argreg + 1] = (c->ints[i] >> 8) & 0xff;
+	}
+	sp_set(avr, c->sptop);
+	/* enabled long before the call: no SEI shadow */
+	sreg_set(avr, c->irq_at >= 0 ? (c->sreg | 0x80) : c->sreg);
+	avr->interrupt_state = 0;
+	avr->pc = h->entry;
+	avr->state = cpu_Running;
+	saw_invalid_opcode = 0;
+}
+
+/* one step of the routine (or of the handler of a requested interrupt); returns 0 to go on */
+static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int *irq_raised,
+		long long *cb_cycle, long long *ce_cycle, uint8_t en_saved)
+{
+	avr_t *avr = h->avr;
+	uint32_t pc = avr->pc;
+	int leaving_isr = 0, i_before = avr->sreg[S_I];
+	if (*in_isr) {
+		if (pc >= h->codeend) {
+			r->err = "interrupt handler jumped outside the program";
+			return 1;
+		}
+		leaving_isr = flash16(avr, pc) == 0x9518;
+	} else {
+		if (pc == h->done)
+			return 1;
+		if (pc == (uint32_t)h->core_begin && *cb_cycle < 0)
+			*cb_cycle = avr->cycle;
+		if (pc == (uint32_t)h->core_end && *ce_cycle < 0)
+			*ce_cycle = avr->cycle;
+		if (pc + 2 > h->codeend) {
+			snprintf(r->errbuf, sizeof r->errbuf, "jumped outside the program (PC=0x%x)", pc);
+			r->err = r->errbuf;
+			return 1;
+		}
+		uint16_t op = flash16(avr, pc);
+		t->pc_hash = (t->pc_hash ^ pc) * FNV_PRIME;
+		t->sp = sp_get(avr);
+		t->now = r->ninstr + 1;
+		/* sample SP where it is settled: not between the OUTs that rewrite SPH, SREG, SPL
+		 * one after another */
+		if (!((op & 0xF800) == 0xB800 && (((op >> 5) & 0x30) | (op & 0xF)) >= 0x3d) &&
+		    t->sp < r->minsp)
+			r->minsp = t->sp;
+		trace_mem(avr, t, pc, op, h->asz);
+	}
+	if (avr->cycle - r->abi > h->max_cycles) {
+		snprintf(r->errbuf, sizeof r->errbuf, "timeout after %llu cycles: the routine does not "
+			 "return", (unsigned long long)(avr->cycle - r->abi));
+		r->err = r->errbuf;
+		return 1;
+	}
+	/* request the interrupt so that it is taken at the boundary after instruction irq_at
+	 * (the harness CALL is instruction 0) */
+	if (c->irq_at >= 0 && !*irq_raised && !*in_isr && r->ninstr + 1 >= c->irq_at) {
+		*irq_raised = 1;
+		avr->data[IRQ_ENABLE_ADDR] = en_saved | 1;
+		avr_raise_interrupt(avr, h->vec);
+	}
+	avr_run(avr);
+	/* simavr lets two instructions run after I is set before a pending interrupt is taken;
+	 * the hardware runs exactly one. */
+	if (avr->interrupt_state < 0)
+		avr->interrupt_state = avr_has_pending_interrupts(avr) ? 1 : 0;
+	if (saw_invalid_opcode) {
+		snprintf(r->errbuf, sizeof r->errbuf, "invalid opcode at PC=0x%x", pc);
+		r->err = r->errbuf;
+		return 1;
+	}
+	if (avr->state != cpu_Running) {
+		snprintf(r->errbuf, sizeof r->errbuf,
+			 avr->state == cpu_Sleeping || avr->state == cpu_Done
+				 ? "executed SLEEP at PC=0x%x" : "simulator crashed at PC=0x%x", pc);
+		r->err = r->errbuf;
+		return 1;
+	}
+	if (*in_isr) {
+		if (leaving_isr)
+			*in_isr = 0;
+		return 0;
+	}
+	r->ninstr++;
+	if (*irq_raised && !r->irq_taken && avr->pc == h->vec_addr) {
+		r->irq_taken = 1;
+		r->irq_sp = (long)sp_get(avr) + h->asz;
+		*in_isr = 1;
+		avr->data[IRQ_ENABLE_ADDR] = en_saved;
+		return 0;
+	}
+	/* an interrupt can be taken here if I was set before the instruction and still is (an
+	 * instruction that sets I delays interrupts by one more instruction) */
+	if (avr->sreg[S_I] && i_before && avr->pc != h->done) {
+		if (t->sp_pending)
+			set_hazard(t, "SP half-written after instruction %lld with interrupts enabled "
+				   "(SPL and SPH set by separate OUTs)", r->ninstr);
+		if (c->flags & FLAG_ISR_MODEL)
+			isr_at_boundary(avr, t, h->vec_addr, h->ramend, IRQ_ENABLE_ADDR);
+	}
+	return 0;
+}
+
+static void run_call(host_t *h, call_t *c, trace_t *t, result_t *r)
+{
+	avr_t *avr = h->avr;
+	uint8_t en_saved = avr->data[IRQ_ENABLE_ADDR];
+	long long cb_cycle = -1, ce_cycle = -1;
+	int in_isr = 0, irq_raised = 0;
+	r->err = NULL;
+	r->abi = avr->cycle;
+	r->minsp = c->sptop;
+	r->ninstr = -1; /* the harness CALL is not counted */
+	r->irq_taken = 0;
+	r->irq_sp = -1;
+	r->i_entry = avr->sreg[S_I];
+	while (!step(h, c, t, r, &in_isr, &irq_raised, &cb_cycle, &ce_cycle, en_saved))
+		;
+	avr->data[IRQ_ENABLE_ADDR] = en_saved;
+	uint64_t c_end = avr->cycle;
+	if (!r->err && r->minsp < t->buf_end) {
+		snprintf(r->errbuf, sizeof r->errbuf,
+			 "stack overflowed into the operand buffers (SP reached 0x%x)", r->minsp);
+		r->err = r->errbuf;
+	}
+	if (!r->err && h->core_begin >= 0 && (cb_cycle < 0 || ce_cycle < 0))
+		r->err = "core_begin/core_end symbols were not both reached";
+	uint64_t abi = c_end - r->abi;
+	r->core = (h->core_begin >= 0 && cb_cycle >= 0 && ce_cycle >= 0)
+		? (uint64_t)(ce_cycle - cb_cycle) : abi;
+	r->abi = abi;
+}
+
+static void print_result(host_t *h, call_t *c, trace_t *t, result_t *r, const uint8_t *saved)
+{
+	static const int cs_regs[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 28, 29};
+	avr_t *avr = h->avr;
+	int cs_ok = 1, clob[18], nclob = 0;
+	for (int i = 0; i < 18; i++)
+		if (avr->data[cs_regs[i]] != saved[cs_regs[i]]) {
+			cs_ok = 0;
+			clob[nclob++] = cs_regs[i];
+		}
+	int inputs_ok = 1;
+	for (int i = 0; i < h->nops; i++)
+		if (memcmp(avr->data + c->op_addr[i], c->opbuf[i], c->oplen[i]))
+			inputs_ok = 0;
+	long long depth = (long long)c->sptop - r->minsp - h->asz;
+	fprintf(out, "{\"result\": \"");
+	for (uint32_t i = 0; i < c->rlen; i++)
+		fprintf(out, "%02x", avr->data[c->r_addr + i]);
+	fprintf(out,
+		"\", \"abi_cycles\": %llu, \"core_cycles\": %llu, \"stack_depth\": %lld, "
+		"\"pc_digest\": \"%016llx\", \"addr_digest\": \"%016llx\", "
+		"\"instructions\": %lld, \"callee_saved_ok\": %s, \"r1_zero\": %s, "
+		"\"sp_ok\": %s, \"i_flag_ok\": %s, \"inputs_unmodified\": %s, \"irq_taken\": %s, "
+		"\"irq_sp\": %ld, \"r_addr\": %u, \"sp_top\": %u, \"bad_writes\": [",
+		(unsigned long long)r->abi, (unsigned long long)r->core, depth < 0 ? 0 : depth,
+		(unsigned long long)t->pc_hash, (unsigned long long)t->addr_hash,
+		r->ninstr < 0 ? 0 : r->ninstr, cs_ok ? "true" : "false",
+		avr->data[1] == 0 ? "true" : "false", sp_get(avr) == c->sptop ? "true" : "false",
+		avr->sreg[S_I] == r->i_entry ? "true" : "false", inputs_ok ? "true" : "false",
+		r->irq_taken ? "true" : "false", r->irq_sp, c->r_addr, c->sptop);
+	for (int i = 0; i < t->nbad; i++)
+		fprintf(out, "%s%u", i ? ", " : "", t->bad[i]);
+	fprintf(out, "], \"io_writes\": [");
+	for (int i = 0; i < t->nio; i++)
+		fprintf(out, "%s%u", i ? ", " : "", t->io[i]);
+	fprintf(out, "], \"clobbered_regs\": [");
+	for (int i = 0; i < nclob; i++)
+		fprintf(out, "%s%d", i ? ", " : "", clob[i]);
+	fprintf(out, "], \"hazard\": ");
+	if (t->hazard[0])
+		fprintf(out, "\"%s\"", t->hazard);
+	else
+		fprintf(out, "null");
+	if (r->err)
+		fprintf(out, ", \"error\": \"%s\"}\n", r->err);
+	else
+		fprintf(out, ", \"error\": null}\n");
+}
+
+static void read_input(void)
+{
 	size_t cap = 1 << 16, len = 0;
 	inbuf = malloc(cap);
 	for (;;) {
@@ -247,307 +719,113 @@ int main(int argc, char **argv)
 	}
 	inbuf[len] = 0;
 	char *magic = strtok_r(inbuf, " \t\r\n", &tokp);
-	if (!magic || strcmp(magic, "AVRMP1"))
+	if (!magic || strcmp(magic, "AVRMP2"))
 		fatal("bad input header from the Python driver");
-	uint32_t entry = next_num(), done = next_num();
-	long long core_begin = next_num(), core_end = next_num();
-	uint64_t max_cycles = next_num();
-	long ncalls = next_num();
-	int nops = next_num();
-	uint32_t rmax = next_num();
-	uint32_t opmax[8];
-	if (nops < 0 || nops > 8)
-		fatal("too many operand buffers (at most 8)");
-	for (int i = 0; i < nops; i++)
-		opmax[i] = next_num();
+}
 
-	elf_firmware_t fw;
+static void setup(host_t *h, const char *elf, const char *mcu, const char *top)
+{
+	static elf_firmware_t fw;
+	static avr_int_vector_t vec;
+	h->entry = next_num();
+	h->done = next_num();
+	h->core_begin = next_num();
+	h->core_end = next_num();
+	h->max_cycles = next_num();
+	h->nops = 0;
 	memset(&fw, 0, sizeof fw);
-	if (elf_read_firmware(argv[1], &fw) != 0)
+	if (elf_read_firmware(elf, &fw) != 0)
 		fatal("simavr could not read the firmware ELF");
-	avr_t *avr = avr_make_mcu_by_name(argv[2]);
-	if (!avr)
+	h->avr = avr_make_mcu_by_name(mcu);
+	if (!h->avr)
 		fatal("simavr does not know this MCU; see simavr --list-cores");
-	avr_init(avr);
-	avr->log = 0;
-	avr_load_firmware(avr, &fw);
-	avr->log = 0;
-
-	uint32_t ramstart = avr->ioend + 1;
-	uint32_t ramend = avr->ramend;
+	avr_init(h->avr);
+	h->avr->log = 0;
+	avr_load_firmware(h->avr, &fw);
+	h->avr->log = 0;
+	h->ramstart = h->avr->ioend + 1;
+	h->ramend = h->avr->ramend;
 	/* The caller's SP (default RAMEND); a top with a small low byte makes a frame cross a
 	 * 256-byte boundary, so a non-atomic update of SPH/SPL becomes visible to interrupts. */
-	uint32_t sptop = argc == 4 ? (uint32_t)strtoul(argv[3], NULL, 0) : ramend;
-	int asz = avr->address_size ? avr->address_size : 2;
-	uint32_t codeend = fw.flashbase + fw.flashsize;
-	uint32_t vec_addr = IRQ_VECTOR * avr->vector_size;
-
-	/* layout: guard, r, guard, a, guard, b, guard ... stack at RAMEND */
-	uint32_t r_addr = ramstart + GUARD;
-	uint32_t op_addr[8];
-	uint32_t p = r_addr + rmax + GUARD;
-	for (int i = 0; i < nops; i++) {
-		op_addr[i] = p;
-		p += opmax[i] + GUARD;
-	}
-	uint32_t buf_end = p;
-	uint32_t min_stack = 48; /* room for the harness and ISR */
-	if (sptop > ramend)
+	h->sptop_default = top ? (uint32_t)strtoul(top, NULL, 0) : h->ramend;
+	if (h->sptop_default > h->ramend)
 		fatal("stack top above RAMEND");
-	if (buf_end + min_stack > sptop) {
-		char msg[256];
-		snprintf(msg, sizeof msg,
-			 "operand buffers need %u bytes of SRAM plus stack but %s has %u bytes",
-			 buf_end - ramstart, argv[2], ramend - ramstart + 1);
-		fatal(msg);
-	}
-	fprintf(out, "{\"layout\": {\"ramstart\": %u, \"ramend\": %u, \"r\": %u, \"ops\": [", ramstart,
-		ramend, r_addr);
-	for (int i = 0; i < nops; i++)
-		fprintf(out, "%s%u", i ? ", " : "", op_addr[i]);
-	fprintf(out, "], \"address_size\": %d, \"vector_size\": %d}}\n", asz, avr->vector_size);
-
-	static avr_int_vector_t vec;
+	h->asz = h->avr->address_size ? h->avr->address_size : 2;
+	h->codeend = fw.flashbase + fw.flashsize;
+	h->vec_addr = IRQ_VECTOR * h->avr->vector_size;
 	memset(&vec, 0, sizeof vec);
 	vec.vector = IRQ_VECTOR;
 	vec.enable.reg = IRQ_ENABLE_ADDR;
 	vec.enable.bit = 0;
 	vec.enable.mask = 1;
-	avr_register_vector(avr, &vec);
+	avr_register_vector(h->avr, &vec);
+	h->vec = &vec;
+	h->bad_seen = calloc(1 << 16, 1);
+	h->wrote = calloc(1 << 16, sizeof(long long));
+	h->clobbered = calloc(1 << 16, sizeof(long long));
+}
 
-	uint8_t *bad_seen = calloc(1 << 16, 1);
-	uint8_t *opbuf[8];
-	uint32_t oplen[8];
-	for (int i = 0; i < nops; i++)
-		opbuf[i] = malloc(opmax[i] + 1);
-	static const int cs_regs[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 28, 29};
-	const int ncs = sizeof cs_regs / sizeof cs_regs[0];
+int main(int argc, char **argv)
+{
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: %s FIRMWARE.elf MCU [STACK_TOP] < batch\n", argv[0]);
+		return 2;
+	}
+	/* keep simavr's chatter off the JSON channel */
+	int outfd = dup(1);
+	dup2(2, 1);
+	out = fdopen(outfd, "w");
+	avr_global_logger_set(logger);
+	read_input();
+	host_t h;
+	setup(&h, argv[1], argv[2], argc == 4 ? argv[3] : NULL);
+	long ncalls = next_num();
+	h.nops = next_num();
+	h.rmax = next_num();
+	if (h.nops < 0 || h.nops > 8)
+		fatal("too many operand buffers (at most 8)");
+	for (int i = 0; i < h.nops; i++)
+		h.opmax[i] = next_num();
+	fprintf(out, "{\"layout\": {\"ramstart\": %u, \"ramend\": %u, \"address_size\": %d, "
+		"\"vector_size\": %d}}\n", h.ramstart, h.ramend, h.asz, h.avr->vector_size);
 
-	for (long c = 0; c < ncalls; c++) {
-		uint32_t rlen = next_num();
-		long long irq_at = next_num();
-		uint64_t seed = next_num();
-		int nints = next_num();
-		long long ints[8];
-		if (nints < 0 || nints > 8)
-			fatal("too many integer arguments (at most 8)");
-		for (int i = 0; i < nints; i++)
-			ints[i] = next_num();
-		for (int i = 0; i < nops; i++) {
-			char *h = next_token();
-			oplen[i] = 0;
-			if (strcmp(h, "-") != 0) {
-				size_t hl = strlen(h) / 2;
-				if (hl > opmax[i])
-					fatal("operand longer than announced");
-				for (size_t k = 0; k < hl; k++)
-					opbuf[i][k] = hexval(h[2 * k]) << 4 | hexval(h[2 * k + 1]);
-				oplen[i] = hl;
-			}
-		}
-		if (rlen > rmax)
-			fatal("result longer than announced");
-
-		/* clean state */
-		avr_interrupt_reset(avr);
-		memset(avr->data + ramstart, 0, ramend - ramstart + 1);
-		for (uint32_t i = 0; i < rlen; i++)
-			avr->data[r_addr + i] = (uint8_t)(0xC3 ^ (i * 0x1D));
-		for (int i = 0; i < nops; i++)
-			memcpy(avr->data + op_addr[i], opbuf[i], oplen[i]);
-		rng_state = 0x9E3779B97F4A7C15ULL ^ (seed * 0xD1B54A32D192ED03ULL);
-		if (!rng_state)
-			rng_state = 1;
-		for (int i = 0; i < 32; i++)
-			avr->data[i] = rng8();
-		avr->data[1] = 0;
-		int argreg = 24;
-		uint32_t ptrs[9];
-		ptrs[0] = r_addr;
-		for (int i = 0; i < nops; i++)
-			ptrs[i + 1] = op_addr[i];
-		for (int i = 0; i <= nops && argreg >= 8; i++, argreg -= 2) {
-			avr->data[argreg] = ptrs[i] & 0xff;
-			avr->data[argreg + 1] = ptrs[i] >> 8;
-		}
-		for (int i = 0; i < nints && argreg >= 8; i++, argreg -= 2) {
-			avr->data[argreg] = ints[i] & 0xff;
-			avr->data[argreg + 1] = (ints[i] >> 8) & 0xff;
-		}
-		uint8_t saved[32];
-		memcpy(saved, avr->data, 32);
-		uint8_t en_saved = avr->data[IRQ_ENABLE_ADDR];
-		sp_set(avr, sptop);
-		for (int i = 0; i < 8; i++)
-			avr->sreg[i] = 0;
-		avr->interrupt_state = 0;
-		if (irq_at >= 0)
-			avr->sreg[S_I] = 1; /* enabled long before the call: no SEI shadow */
-		avr->interrupt_state = 0;
-		avr->data[R_SREG] = irq_at >= 0 ? 0x80 : 0;
-		avr->pc = entry;
-		avr->state = cpu_Running;
-		saw_invalid_opcode = 0;
-
+	call_t c;
+	for (int i = 0; i < h.nops; i++)
+		c.opbuf[i] = malloc(h.opmax[i] + 1);
+	for (long k = 0; k < ncalls; k++) {
+		read_call(&h, &c);
+		default_layout(&h, &c);
 		trace_t t;
+		memset(&t, 0, sizeof t);
 		t.pc_hash = FNV_OFFSET;
 		t.addr_hash = FNV_OFFSET;
-		t.s0 = sptop;
-		t.r_lo = r_addr;
-		t.r_hi = r_addr + rlen;
-		t.buf_end = buf_end;
-		t.nbad = 0;
-		t.bad_seen = bad_seen;
-
-		const char *err = NULL;
-		char errbuf[160];
-		uint64_t c0 = avr->cycle;
-		uint64_t cb_cycle = 0, ce_cycle = 0;
-		int cb_seen = 0, ce_seen = 0;
-		uint32_t minsp = sptop;
-		long long ninstr = -1; /* the harness CALL is not counted */
-		int in_isr = 0, irq_raised = 0, irq_taken = 0;
-		long irq_sp = -1; /* the routine's SP when the interrupt came (before the vector push) */
-
-		for (;;) {
-			uint32_t pc = avr->pc;
-			int leaving_isr = 0;
-			if (in_isr) {
-				if (pc >= codeend) {
-					err = "interrupt handler jumped outside the program";
-					break;
-				}
-				leaving_isr = flash16(avr, pc) == 0x9518;
-			} else {
-				if (pc == done)
-					break;
-				if (pc == (uint32_t)core_begin && !cb_seen) {
-					cb_seen = 1;
-					cb_cycle = avr->cycle;
-				}
-				if (pc == (uint32_t)core_end && !ce_seen) {
-					ce_seen = 1;
-					ce_cycle = avr->cycle;
-				}
-				if (pc + 2 > codeend) {
-					snprintf(errbuf, sizeof errbuf,
-						 "jumped outside the program (PC=0x%x)", pc);
-					err = errbuf;
-					break;
-				}
-				uint16_t op = flash16(avr, pc);
-				t.pc_hash = (t.pc_hash ^ pc) * FNV_PRIME;
-				t.sp = sp_get(avr);
-				/* sample SP where it is settled: not between the OUTs that
-				 * rewrite SPH, SREG, SPL one after another */
-				if (!((op & 0xF800) == 0xB800 &&
-				      (((op >> 5) & 0x30) | (op & 0xF)) >= 0x3d) &&
-				    t.sp < minsp)
-					minsp = t.sp;
-				trace_mem(avr, &t, pc, op, asz);
-			}
-			if (avr->cycle - c0 > max_cycles) {
-				snprintf(errbuf, sizeof errbuf, "timeout after %llu cycles",
-					 (unsigned long long)(avr->cycle - c0));
-				err = errbuf;
-				break;
-			}
-			/* request the interrupt so that it is taken at the boundary after
-			 * instruction irq_at (the harness CALL is instruction 0) */
-			if (irq_at >= 0 && !irq_raised && !in_isr && ninstr + 1 >= irq_at) {
-				irq_raised = 1;
-				avr->data[IRQ_ENABLE_ADDR] = en_saved | 1;
-				avr_raise_interrupt(avr, &vec);
-			}
-			avr_run(avr);
-			/* simavr lets two instructions run after I is set before a pending
-			 * interrupt is taken; the hardware runs exactly one. */
-			if (avr->interrupt_state < 0)
-				avr->interrupt_state = avr_has_pending_interrupts(avr) ? 1 : 0;
-			if (saw_invalid_opcode) {
-				snprintf(errbuf, sizeof errbuf, "invalid opcode at PC=0x%x", pc);
-				err = errbuf;
-				break;
-			}
-			if (avr->state != cpu_Running) {
-				snprintf(errbuf, sizeof errbuf,
-					 avr->state == cpu_Sleeping || avr->state == cpu_Done
-						 ? "executed SLEEP at PC=0x%x"
-						 : "simulator crashed at PC=0x%x",
-					 pc);
-				err = errbuf;
-				break;
-			}
-			if (in_isr) {
-				if (leaving_isr)
-					in_isr = 0;
-				continue;
-			}
-			if (irq_raised && !irq_taken && avr->pc == vec_addr) {
-				irq_taken = 1;
-				irq_sp = (long)sp_get(avr) + asz;
-				in_isr = 1;
-				avr->data[IRQ_ENABLE_ADDR] = en_saved;
-			}
-			ninstr++;
+		t.s0 = c.sptop;
+		t.r_lo = c.r_addr;
+		t.r_hi = c.r_addr + c.rlen;
+		t.nops = h.nops;
+		for (int i = 0; i < h.nops; i++) {
+			t.op_lo[i] = c.op_addr[i];
+			t.op_hi[i] = c.op_addr[i] + c.oplen[i];
 		}
-		avr->data[IRQ_ENABLE_ADDR] = en_saved;
-		uint64_t c_end = avr->cycle;
-		if (!err && minsp < buf_end) {
-			snprintf(errbuf, sizeof errbuf,
-				 "stack overflowed into the operand buffers (SP reached 0x%x)", minsp);
-			err = errbuf;
-		}
-		if (!err && core_begin >= 0 && (!cb_seen || !ce_seen)) {
-			err = "core_begin/core_end symbols were not both reached";
-		}
-		uint64_t abi = c_end - c0;
-		uint64_t core = (core_begin >= 0 && cb_seen && ce_seen) ? ce_cycle - cb_cycle : abi;
-
-		int cs_ok = 1;
-		int clob[18], nclob = 0;
-		for (int i = 0; i < ncs; i++)
-			if (avr->data[cs_regs[i]] != saved[cs_regs[i]]) {
-				cs_ok = 0;
-				clob[nclob++] = cs_regs[i];
-			}
-		int inputs_ok = 1;
-		for (int i = 0; i < nops; i++)
-			if (memcmp(avr->data + op_addr[i], opbuf[i], oplen[i]))
-				inputs_ok = 0;
-		long long depth = (long long)sptop - minsp - asz;
-		if (depth < 0)
-			depth = 0;
-
-		fprintf(out, "{\"result\": \"");
-		for (uint32_t i = 0; i < rlen; i++)
-			fprintf(out, "%02x", avr->data[r_addr + i]);
-		fprintf(out,
-			"\", \"abi_cycles\": %llu, \"core_cycles\": %llu, \"stack_depth\": %lld, "
-			"\"pc_digest\": \"%016llx\", \"addr_digest\": \"%016llx\", "
-			"\"instructions\": %lld, \"callee_saved_ok\": %s, \"r1_zero\": %s, "
-			"\"sp_ok\": %s, \"inputs_unmodified\": %s, \"irq_taken\": %s, \"irq_sp\": %ld, "
-			"\"bad_writes\": [",
-			(unsigned long long)abi, (unsigned long long)core, depth,
-			(unsigned long long)t.pc_hash, (unsigned long long)t.addr_hash,
-			ninstr < 0 ? 0 : ninstr, cs_ok ? "true" : "false",
-			avr->data[1] == 0 ? "true" : "false",
-			sp_get(avr) == sptop ? "true" : "false", inputs_ok ? "true" : "false",
-			irq_taken ? "true" : "false", irq_sp);
+		t.buf_end = check_layout(&h, &c);
+		t.bad_seen = h.bad_seen;
+		t.wrote = h.wrote;
+		t.clobbered = h.clobbered;
+		memset(h.wrote, 0, (h.ramend + 1) * sizeof(long long)); /* SRAM is all they mark */
+		memset(h.clobbered, 0, (h.ramend + 1) * sizeof(long long));
+		start_state(&h, &c);
+		uint8_t saved[32];
+		memcpy(saved, h.avr->data, 32);
+		result_t r;
+		run_call(&h, &c, &t, &r);
+		print_result(&h, &c, &t, &r, saved);
 		for (int i = 0; i < t.nbad; i++)
-			fprintf(out, "%s%u", i ? ", " : "", t.bad[i]);
-		fprintf(out, "], \"clobbered_regs\": [");
-		for (int i = 0; i < nclob; i++)
-			fprintf(out, "%s%d", i ? ", " : "", clob[i]);
-		if (err)
-			fprintf(out, "], \"error\": \"%s\"}\n", err);
-		else
-			fprintf(out, "], \"error\": null}\n");
-		for (int i = 0; i < t.nbad; i++)
-			bad_seen[t.bad[i]] = 0;
+			h.bad_seen[t.bad[i]] = 0;
 		/* addresses beyond MAX_BAD stay flagged: clear the whole map in that rare case */
 		if (t.nbad >= MAX_BAD)
-			memset(bad_seen, 0, 1 << 16);
+			memset(h.bad_seen, 0, 1 << 16);
+		if (r.err && strstr(r.err, "timeout"))
+			break; /* a routine that hangs: the rest of the batch would too */
 	}
 	fflush(out);
 	return 0;

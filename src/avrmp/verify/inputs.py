@@ -62,3 +62,53 @@ def test_operands(n: int, n_inputs: int, count: int, seed: int = 1) -> Iterator[
             yield ops
     for _ in range(count):
         yield tuple(rng.getrandbits(8 * n) for _ in range(n_inputs))
+
+
+GUARD = 16  # bytes between buffers (the host's guard: reads there land in random bytes)
+INTERRUPT_ROOM = 64  # stack bytes an interrupt handler may use below the routine's SP
+
+
+def random_layout(rng: random.Random, ram: tuple[int, int], sizes: Sequence[int],
+                  stack_need: int) -> tuple[int, tuple[int, ...], int] | None:
+    """Where one call's buffers (sizes: the result's, then each operand's) and the caller's SP
+    go: buffers in a random order with random gaps, half the time one of them straddling a
+    256-byte page; SP anywhere above them, half the time with a low byte that makes the
+    routine's stack (stack_need bytes) cross a page.  Returns (r, ops, sp_top), or None if
+    SRAM leaves no room to vary."""
+    start, end = ram
+    total = sum(s + GUARD for s in sizes) + GUARD
+    lowest_top = start + total + stack_need + INTERRUPT_ROOM
+    if lowest_top > end:
+        return None
+    top = rng.randint(lowest_top, end)
+    if stack_need > 2 and rng.random() < 0.5:
+        crossing = [t for t in (p * 256 + rng.randrange(min(stack_need, 256))
+                                for p in range(lowest_top // 256, end // 256 + 1))
+                    if lowest_top <= t <= end]
+        top = rng.choice(crossing) if crossing else top
+    region = (start + GUARD, top - stack_need - INTERRUPT_ROOM)
+    at = _place(rng, region, sizes)
+    return at[0], tuple(at[1:]), top
+
+
+def _place(rng: random.Random, region: tuple[int, int], sizes: Sequence[int]) -> list[int]:
+    """Start addresses for the buffers inside region, in a random order with random gaps."""
+    order = list(range(len(sizes)))
+    rng.shuffle(order)
+    slack = region[1] - region[0] - sum(s + GUARD for s in sizes)
+    cuts = sorted(rng.randint(0, slack) for _ in order)
+    gaps = [b - a for a, b in zip([0, *cuts], cuts)]
+    at, p = [0] * len(sizes), region[0]
+    for i, gap in zip(order, gaps):
+        p += gap
+        at[i] = p
+        p += sizes[i] + GUARD
+    free = region[1] - p  # room to shift everything up
+    if rng.random() < 0.5 and sizes:
+        i = rng.randrange(len(sizes))  # this buffer straddles a page, if a shift can make it
+        shifts = [page - (sizes[i] + 1) // 2 - at[i] for page in range(256, region[1], 256)]
+        shifts = [s for s in shifts if -(min(at) - region[0]) <= s <= free]
+        if shifts:
+            delta = rng.choice(shifts)
+            at = [a + delta for a in at]
+    return at

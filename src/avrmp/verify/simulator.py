@@ -25,11 +25,26 @@ _ARG_SEED = 0x5EED
 
 
 @dataclass(frozen=True)
+class Layout:
+    """Where a call's buffers and stack sit: the result buffer, each operand buffer, the caller's
+    SP (the host checks that they fit SRAM below the stack)."""
+
+    r: int
+    ops: tuple[int, ...]
+    sp_top: int
+
+
+@dataclass(frozen=True)
 class Call:
     operands: tuple[bytes, ...]  # input buffers: (a, b) for mul/add/sub, (a,) for sqr
     result_len: int  # bytes of the result buffer r
     int_args: tuple[int, ...] = ()  # extra 16-bit integer args after the pointers
     irq_at: int | None = None  # raise an interrupt after this many routine instructions
+    layout: Layout | None = None  # None: buffers low in SRAM, SP at the batch's stack top
+    sreg: int = 0  # SREG at entry (with irq_at, I is set)
+    seed: int | None = None  # registers' (and with random_ram, SRAM's) start values
+    random_ram: bool = False  # SRAM outside the operands random, not zero
+    isr_model: bool = False  # an interrupt after every instruction where one can be taken
 
 
 @dataclass(frozen=True)
@@ -50,6 +65,11 @@ class Measurement:
     error: str | None
     irq_taken: bool = False
     irq_sp: int | None = None  # the routine's SP when the interrupt was taken
+    i_flag_ok: bool = True  # the I flag on return is what it was on entry
+    io_writes: tuple[int, ...] = ()  # I/O registers written besides SP and SREG
+    hazard: str | None = None  # an interrupt would break the routine (see host.c)
+    r_addr: int = 0
+    sp_top: int = 0
 
 
 def cache_dir() -> Path:
@@ -112,28 +132,28 @@ def _batch_text(fw: Firmware, calls: Sequence[Call], max_cycles: int) -> str:
         for i in range(nops)
     ]
     rmax = max((c.result_len for c in calls), default=0)
-    head = [
-        "AVRMP1",
-        fw.entry,
-        fw.done,
-        -1 if fw.core_begin is None else fw.core_begin,
-        -1 if fw.core_end is None else fw.core_end,
-        max_cycles,
-        len(calls),
-        nops,
-        rmax,
-        *opmax,
-    ]
+    head = ["AVRMP2", fw.entry, fw.done, -1 if fw.core_begin is None else fw.core_begin,
+            -1 if fw.core_end is None else fw.core_end, max_cycles, len(calls), nops, rmax,
+            *opmax]
     lines = [" ".join(str(x) for x in head)]
     for idx, c in enumerate(calls):
         if c.result_len < 0:
             raise AvrmpError(f"call {idx}: result_len must be >= 0")
-        ops = [(c.operands[i].hex() or "-") if i < len(c.operands) else "-" for i in range(nops)]
-        ints = [int(v) & 0xFFFF for v in c.int_args]
-        seed = (_ARG_SEED * 1_000_003 + idx) & 0x7FFF_FFFF_FFFF
-        irq = -1 if c.irq_at is None else int(c.irq_at)
-        lines.append(" ".join(str(x) for x in [c.result_len, irq, seed, len(ints), *ints, *ops]))
+        lines.append(" ".join(str(x) for x in _call_fields(c, idx, nops)))
     return "\n".join(lines) + "\n"
+
+
+def _call_fields(c: Call, idx: int, nops: int) -> list:
+    ops = [(c.operands[i].hex() or "-") if i < len(c.operands) else "-" for i in range(nops)]
+    ints = [int(v) & 0xFFFF for v in c.int_args]
+    seed = (_ARG_SEED * 1_000_003 + idx) & 0x7FFF_FFFF_FFFF if c.seed is None else c.seed
+    irq = -1 if c.irq_at is None else int(c.irq_at)
+    flags = int(c.random_ram) | 2 * int(c.isr_model)
+    lay = c.layout
+    addrs = [0, 0, *([0] * nops)] if lay is None else \
+        [lay.sp_top, lay.r, *lay.ops, *([0] * (nops - len(lay.ops)))]
+    return [c.result_len, irq, seed & 0x7FFF_FFFF_FFFF_FFFF, flags, c.sreg & 0xFF, *addrs,
+            len(ints), *ints, *ops]
 
 
 def run_batch(
@@ -197,8 +217,15 @@ def run_batch(
                 error=d["error"],
                 irq_taken=d["irq_taken"],
                 irq_sp=d["irq_sp"] if d["irq_sp"] >= 0 else None,
+                i_flag_ok=d["i_flag_ok"],
+                io_writes=tuple(d["io_writes"]),
+                hazard=d["hazard"],
+                r_addr=d["r_addr"],
+                sp_top=d["sp_top"],
             )
         )
+    if len(out) < len(calls) and out and "timeout" in (out[-1].error or ""):
+        return out  # a routine that hangs ends the batch at its first call
     if len(out) != len(calls):
         tail = proc.stderr.strip().splitlines()[-1:] or ["no message"]
         raise AvrmpError(

@@ -136,7 +136,9 @@ def _first_error(output: str, fallback: str) -> str:
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run(cmd, capture_output=True, text=True, check=False)
+        # errors="replace": the assembler may quote bytes of a source that is not UTF-8
+        return subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                              check=False)
     except FileNotFoundError:
         raise AvrmpError(f"avr-gcc not found: {INSTALL_HINT}") from None
 
@@ -187,9 +189,11 @@ def build_firmware(asm: Path, symbol: str, mcu: str, workdir: Path) -> Firmware:
     workdir.mkdir(parents=True, exist_ok=True)
     user_obj = _assemble_user(gcc, asm, mcu, workdir)
     _check_symbol(user_obj, asm, symbol)
-    harness = workdir / HARNESS_NAME
+    # The harness in a folder of its own: a user's file of the same name cannot replace it.
+    harness = workdir / "harness" / HARNESS_NAME
+    harness.parent.mkdir(exist_ok=True)
     harness.write_text(harness_text(symbol))
-    harness_obj = workdir / "__avrmp_harness.o"
+    harness_obj = harness.with_suffix(".o")
     proc = _run([gcc, f"-mmcu={mcu}", "-c", str(harness), "-o", str(harness_obj)])
     if proc.returncode != 0:
         raise AvrmpError(
@@ -213,7 +217,7 @@ def build_firmware(asm: Path, symbol: str, mcu: str, workdir: Path) -> Firmware:
 
 def _assemble_user(gcc: str, asm: Path, mcu: str, workdir: Path) -> Path:
     """The user's .S assembled (through the C preprocessor) into an object file."""
-    user_obj = workdir / f"{asm.stem}.o"
+    user_obj = workdir / f"{asm.stem}.routine.o"
     proc = _run([gcc, f"-mmcu={mcu}", "-x", "assembler-with-cpp", f"-I{asm.parent}", "-c",
                  str(asm), "-o", str(user_obj)])
     if proc.returncode != 0:

@@ -15,6 +15,7 @@ class Mcu:
     flash_bytes: int
     sram_bytes: int
     core: str = "avre"  # the timing column of isa.OPS
+    pc_bytes: int = 2  # bytes of a return address on the stack (3 above 128 KB of flash)
     simulated: bool = True  # simavr models the part: its cycle counts are measured, not modelled
 
 
@@ -23,7 +24,7 @@ MCUS = {
     for m in (
         Mcu("atmega128", True, 128 * 1024, 4096),
         Mcu("atmega328p", True, 32 * 1024, 2048),
-        Mcu("atmega2560", True, 256 * 1024, 8192),
+        Mcu("atmega2560", True, 256 * 1024, 8192, pc_bytes=3),
         Mcu("atmega1284p", True, 128 * 1024, 16384),
         Mcu("attiny85", False, 8 * 1024, 512),
         Mcu("atxmega128a1", True, 128 * 1024, 8192, core="avrxm", simulated=False),

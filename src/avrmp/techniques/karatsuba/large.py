@@ -189,28 +189,33 @@ def level_options(n: int, op: str = "mul") -> list[int]:
 
 
 @memo_search
-def build(n: int, op: str, levels: int, variant: str, choices: Choices) -> Kernel:
+def build(n: int, op: str, levels: int, variant: str, ret_bytes: int,
+          choices: Choices) -> Kernel:
     """n-byte operands by `levels` memory levels over the fixed-size leaf; CALL/JMP (far) when
-    the code is too large for RCALL/RJMP to reach."""
+    the code is too large for RCALL/RJMP to reach.  ret_bytes: a return address's size on the
+    stack (the frames lie that much further above each callee's SP)."""
     leaf = n >> levels
     # One frame for the whole call chain, reserved by the top level: from SP+1 up, the leaf's,
-    # then each level's from the deepest up.  A routine i calls deep sees it 2i bytes (return
-    # addresses) further above its own SP+1.
-    kern = choices.choose("leaf", [8 * leaf],
-                          lambda _, c: leaf_kernel(op, leaf, variant, 2 * levels, choices=c),
-                          cost=lambda _: 0)
-    far = choices.decide("far", lambda: _emit_levels(n, op, levels, kern, True).body.size > 3800)
-    return _emit_levels(n, op, levels, kern, far)
+    # then each level's from the deepest up.  A routine i calls deep sees it i return addresses
+    # further above its own SP+1.
+    kern = choices.choose(
+        "leaf", [8 * leaf],
+        lambda _, c: leaf_kernel(op, leaf, variant, ret_bytes * levels, choices=c),
+        cost=lambda _: 0)
+    far = choices.decide(
+        "far", lambda: _emit_levels(n, op, levels, kern, True, ret_bytes).body.size > 3800)
+    return _emit_levels(n, op, levels, kern, far, ret_bytes)
 
 
-def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool) -> Kernel:
+def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool,
+                 ret_bytes: int) -> Kernel:
     """The routine: a call of the top level, then each level's subroutine and the leaf's."""
     leaf = n >> levels
     child_tops = [(n >> (i + 1)) // 2 for i in range(levels - 1)]
     child_tops.append(kern.top_deferred)
     origins, below = [0] * levels, kern.caller_frame
     for i in reversed(range(levels)):
-        origins[i] = 2 * i + below
+        origins[i] = ret_bytes * i + below
         below += _layout(n >> i, op)["size"]
     p = Program()
     label = {m: f"kl_{op}{8 * m}" for m in (n >> i for i in range(levels + 1))}
@@ -237,8 +242,8 @@ def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool) -> Kerne
     return Kernel(p, {}, notes)
 
 
-def large_kernel(n: int, op: str, variant: str, choices: Choices,
-                 levels: int | None = None) -> Kernel:
+def large_kernel(n: int, op: str, variant: str, choices: Choices, levels: int | None = None,
+                 ret_bytes: int = 2) -> Kernel:
     """n-byte operands by memory levels over a fixed-size leaf: `levels` of them, or the fastest
     number (by the branch-free build's cost; a NOP-balanced branch costs the same)."""
     options = level_options(n, op)
@@ -255,13 +260,13 @@ def large_kernel(n: int, op: str, variant: str, choices: Choices,
         )
     return choices.choose_by(
         "levels", options if levels is None else [levels],
-        probe=lambda lv, c: build(n, op, lv, "branchfree", choices=c),
+        probe=lambda lv, c: build(n, op, lv, "branchfree", ret_bytes, choices=c),
         cost=lambda kern: kern.body.static_cycles(choices.core),
-        build=lambda lv, c: build(n, op, lv, variant, choices=c))
+        build=lambda lv, c: build(n, op, lv, variant, ret_bytes, choices=c))
 
 
-def karatsuba_mul_any(n: int, variant: str, choices: Choices,
-                      levels: int | None = None) -> Kernel:
+def karatsuba_mul_any(n: int, variant: str, choices: Choices, levels: int | None = None,
+                      ret_bytes: int = 2) -> Kernel:
     """`--algo karatsuba` multiplication: the fixed-size routine up to 256 bits, memory levels over
     it above."""
 
@@ -277,14 +282,15 @@ def karatsuba_mul_any(n: int, variant: str, choices: Choices,
                 f"zero-padded operands); leave --levels out"
             )
         n_pad = next(m for m in range(n + 1, 2 * n + 2) if supported(m))
-        return padded_mul(n, n_pad, karatsuba_mul_any(n_pad, variant, choices))
+        return padded_mul(n, n_pad, karatsuba_mul_any(n_pad, variant, choices,
+                                                      ret_bytes=ret_bytes))
     if is_large(n):
-        return large_kernel(n, "mul", variant, choices, levels)
+        return large_kernel(n, "mul", variant, choices, levels, ret_bytes)
     return karatsuba_mul(n, variant, levels, choices)
 
 
-def karatsuba_sqr_any(n: int, variant: str, choices: Choices,
-                      levels: int | None = None) -> Kernel:
+def karatsuba_sqr_any(n: int, variant: str, choices: Choices, levels: int | None = None,
+                      ret_bytes: int = 2) -> Kernel:
     """`--algo karatsuba` squaring: the fixed-size routine up to 256 bits (sqr.py), memory levels
     over it above."""
     if variant == "branched":
@@ -293,14 +299,14 @@ def karatsuba_sqr_any(n: int, variant: str, choices: Choices,
             "use --variant branchfree"
         )
     if is_large(n) or not structures(n):
-        return large_kernel(n, "sqr", variant, choices, levels)
+        return large_kernel(n, "sqr", variant, choices, levels, ret_bytes)
     return fixed_square(n, choices, levels)
 
 
 LEAF_STACK = 128  # bound on a fixed-size leaf's own frame (the 256-bit leaves use under 100 bytes)
 
 
-def stack_estimate(op: str, n: int, levels: int | None = None) -> int:
+def stack_estimate(op: str, n: int, levels: int | None = None, ret_bytes: int = 2) -> int:
     """Upper bound on the stack bytes a Karatsuba routine for n-byte operands uses below its
     return address (for deciding whether an MCU's SRAM holds it); 0 for the fixed sizes, whose
     frames are small."""
@@ -310,4 +316,5 @@ def stack_estimate(op: str, n: int, levels: int | None = None) -> int:
     if not options:  # runs on zero-padded copies (see karatsuba_mul_any): a rough upper bound
         return 8 * n + LEAF_STACK
     levels = max(options) if levels is None else levels
-    return sum(_layout(n >> i, op)["size"] + 2 for i in range(levels)) + 2 + LEAF_STACK
+    return sum(_layout(n >> i, op)["size"] + ret_bytes for i in range(levels)) + ret_bytes \
+        + LEAF_STACK

@@ -1,0 +1,179 @@
+; 16-bit additions, void NAME(uint8_t r[3], const uint8_t a[2], const uint8_t b[2]):
+; r = a + b, r[2] the carry.  add16 is right; every other one has one bug that only an unkind
+; start state, an interrupt, a flash read or an I/O write check exposes.
+SPL_IO = 0x3d
+SPH_IO = 0x3e
+SREG_IO = 0x3f
+
+; X = a, Z = b, r18:r19 = a, r20:r21 = b, Z = r
+.macro LOADS
+    movw r26, r22
+    movw r30, r20
+    ld r18, X+
+    ld r19, X
+    ld r20, Z+
+    ld r21, Z
+    movw r30, r24
+.endm
+
+; r = r19:r18 + r21:r20 with the carry in r[2]; \first is add (right) or adc (wrong)
+.macro SUM first
+    \first r18, r20
+    adc r19, r21
+    clr r22
+    rol r22
+    st Z+, r18
+    st Z+, r19
+    st Z, r22
+.endm
+
+    .text
+    .global add16
+add16:
+    LOADS
+    SUM add
+    ret
+
+; carry assumed clear at entry: the first addition is an ADC
+    .global add16_carry_in
+add16_carry_in:
+    LOADS
+    SUM adc
+    ret
+
+; reads one byte past the end of b, and adds it as if it were zero
+    .global add16_read_past
+add16_read_past:
+    LOADS
+    movw r30, r20
+    ldd r23, Z+2            ; b[2]: not part of b
+    movw r30, r24
+    SUM add
+    add r22, r23
+    st Z, r22
+    ret
+
+; takes two bytes of stack and reads one it never wrote
+    .global add16_uninit_stack
+add16_uninit_stack:
+    push r28
+    push r29
+    in r28, SPL_IO
+    in r29, SPH_IO
+    sbiw r28, 4
+    in r0, SREG_IO
+    cli
+    out SPH_IO, r29
+    out SREG_IO, r0
+    out SPL_IO, r28
+    LOADS
+    ldd r23, Y+1            ; never written: whatever was there
+    SUM add
+    add r22, r23
+    st Z, r22
+    adiw r28, 4
+    in r0, SREG_IO
+    cli
+    out SPH_IO, r29
+    out SREG_IO, r0
+    out SPL_IO, r28
+    pop r29
+    pop r28
+    ret
+
+; steps X with INC on its low byte only: wrong when a straddles a 256-byte page
+    .global add16_page_wrap
+add16_page_wrap:
+    movw r26, r22
+    ld r18, X
+    inc r26
+    ld r19, X
+    movw r30, r20
+    ld r20, Z+
+    ld r21, Z
+    movw r30, r24
+    SUM add
+    ret
+
+; keeps a byte below SP and reads it back: an interrupt in between destroys it
+    .global add16_below_sp
+add16_below_sp:
+    LOADS
+    push r18
+    pop r0                  ; r18 now lives at SP, below SP
+    in r26, SPL_IO
+    in r27, SPH_IO
+    ld r18, X               ; read back from below SP
+    SUM add
+    ret
+
+; frees a 64-byte frame with OUT SPL, OUT SPH and interrupts enabled in between
+    .global add16_sp_nonatomic
+add16_sp_nonatomic:
+    push r28
+    push r29
+    in r28, SPL_IO
+    in r29, SPH_IO
+    sbiw r28, 63
+    in r0, SREG_IO
+    cli
+    out SPH_IO, r29
+    out SREG_IO, r0
+    out SPL_IO, r28
+    LOADS
+    std Y+1, r18            ; the frame in use
+    SUM add
+    adiw r28, 63
+    out SPL_IO, r28         ; not atomic: SPH still old
+    out SPH_IO, r29
+    pop r29
+    pop r28
+    ret
+
+; returns with interrupts disabled
+    .global add16_cli
+add16_cli:
+    cli
+    LOADS
+    SUM add
+    ret
+
+; returns with interrupts enabled
+    .global add16_sei
+add16_sei:
+    LOADS
+    SUM add
+    sei
+    ret
+
+; looks a byte of the secret operand up in a flash table (the result is right)
+    .global add16_flash_table
+add16_flash_table:
+    LOADS
+    push r30
+    push r31
+    ldi r30, lo8(table)
+    ldi r31, hi8(table)
+    add r30, r18
+    adc r31, r1
+    lpm r0, Z
+    pop r31
+    pop r30
+    SUM add
+    ret
+table:
+    .byte 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16
+    .fill 240, 1, 0
+
+; writes an I/O register (PORTB on the ATmega128)
+    .global add16_io_write
+add16_io_write:
+    LOADS
+    sbi 0x18, 0
+    SUM add
+    ret
+
+; never returns
+    .global add16_hang
+add16_hang:
+    rjmp add16_hang

@@ -1,0 +1,165 @@
+"""avrmp verify against routines nobody here wrote: each small faulty routine in
+tests/asm/start_state.S has one bug that only an unkind start state, an interrupt after every
+instruction, a flash read or an I/O write check exposes, and verify must refuse it naming the
+problem; the generated 256-bit Karatsuba without its CLIs too.  The random start states are
+reproducible from the printed seed, and generated routines pass whatever the seed."""
+
+from __future__ import annotations
+
+import random
+import re
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+from avrmp.cli import main
+from avrmp.routine.files import write_routine
+from avrmp.routine.generate import generate
+from avrmp.spec import Spec
+from avrmp.verify.inputs import random_layout
+
+ASM = Path(__file__).parent / "asm" / "start_state.S"
+
+FAULTS = [
+    ("add16_carry_in", "result"),           # the carry assumed clear at entry
+    ("add16_read_past", "result"),          # a byte read past the end of an operand
+    ("add16_uninit_stack", "result"),       # stack read before it is written
+    ("add16_page_wrap", "result"),          # a pointer stepped by INC on its low byte
+    ("add16_below_sp", "data kept below SP"),
+    ("add16_sp_nonatomic", "SP half-written"),
+    ("add16_cli", "I flag"),
+    ("add16_sei", "I flag"),
+    ("add16_flash_table", "data-address trace"),
+    ("add16_io_write", "I/O register(s) 0x18"),
+    ("add16_hang", "does not return"),
+]
+
+
+def verify(capsys, path: Path, symbol: str, *extra: str) -> tuple[int, str, str]:
+    status = main(["verify", str(path), "--symbol", symbol, *extra])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.mark.parametrize("symbol, problem", FAULTS, ids=[f[0] for f in FAULTS])
+def test_faulty_routine_is_refused(symbol, problem, capsys) -> None:
+    status, _, err = verify(capsys, ASM, symbol, "--bits", "16", "--op", "add")
+    assert status == 1, err
+    last = err.splitlines()[-1]
+    assert last.startswith("avrmp: verification failed: input #") and problem in last, last
+    assert "--seed" in last
+
+
+def test_the_right_one_passes_with_every_check(capsys) -> None:
+    status, out, _ = verify(capsys, ASM, "add16", "--bits", "16", "--op", "add")
+    assert status == 0
+    assert re.search(r"1184 inputs \(seed \d+\), an interrupt after every instruction on \d+ "
+                     r"inputs", out), out
+
+
+def test_seed_replays_and_skipping_interrupts_is_reported(capsys) -> None:
+    args = ("--bits", "16", "--op", "add", "--seed", "41")
+    _, _, one = verify(capsys, ASM, "add16_page_wrap", *args)
+    _, _, two = verify(capsys, ASM, "add16_page_wrap", *args)
+    assert one == two and "seed 41" in one
+    status, out, _ = verify(capsys, ASM, "add16_below_sp", *args, "--no-interrupts")
+    assert status == 0 and "interrupts skipped (--no-interrupts)" in out
+
+
+def test_generated_karatsuba_without_cli_is_refused(tmp_path, capsys) -> None:
+    routine = generate(Spec("mul", 256, "karatsuba", levels=3))
+    asm, _ = write_routine(routine, tmp_path)
+    sym = routine.spec.symbol
+    status, out, _ = verify(capsys, asm, sym, "--bits", "256", "--op", "mul", "--tests", "50")
+    assert status == 0, out
+    asm.write_text(routine.asm.replace("\tcli\n", "\tnop\n"))
+    status, _, err = verify(capsys, asm, sym, "--bits", "256", "--op", "mul", "--tests", "50")
+    assert status == 1 and "SP half-written" in err
+
+
+@pytest.mark.parametrize("spec", [Spec("mul", 256, "karatsuba", variant="branched"),
+                                  Spec("sqr", 512, "karatsuba"),
+                                  Spec("mul", 160, "operand-caching", looped=True),
+                                  Spec("mul", 128, "rps")], ids=lambda s: s.symbol)
+def test_generated_routines_pass_any_seed(spec, tmp_path, capsys) -> None:
+    asm, _ = write_routine(generate(spec), tmp_path)
+    args = ["--bits", str(spec.bits), "--op", spec.op, "--variant", spec.variant, "--tests",
+            "60", "--seed", str(random.randrange(1 << 30))]
+    args += ["--len-arg"] if spec.runtime_length else []
+    status, _, err = verify(capsys, asm, spec.symbol, *args)
+    assert status == 0, err
+
+
+def test_layouts_vary_straddle_pages_and_fit() -> None:
+    rng = random.Random(2)
+    ram, sizes, need = (0x100, 0x10FF), [64, 32, 32], 120
+    tops, straddles = set(), 0
+    for _ in range(200):
+        r, ops, top = random_layout(rng, ram, sizes, need)
+        starts = [r, *ops]
+        spans = sorted(zip(starts, sizes))
+        assert all(a + n + 16 <= b for (a, n), (b, _) in pairwise(spans))
+        assert spans[0][0] >= ram[0] + 16 and spans[-1][0] + spans[-1][1] + need < top <= ram[1]
+        straddles += any(a // 256 != (a + n - 1) // 256 for a, n in spans)
+        tops.add(top)
+    assert len(tops) > 100 and straddles > 50
+    assert sum(1 for t in tops if t % 256 < need) > 40  # the stack crosses a page
+
+
+BAD_VERIFY_ARGS = [
+    (["--bits", "12", "--op", "mul"], "--bits 12"),
+    (["--bits", "1000000", "--op", "mul"], "SRAM"),
+    (["--bits", "64", "--op", "mul", "--tests", "100000000000"], "--tests"),
+    (["--bits", "64", "--op", "mul", "--tests", "-1"], "--tests"),
+    (["--bits", "64", "--op", "mul", "--mcu", "atxmega128a1"], "cannot simulate"),
+]
+
+
+@pytest.mark.parametrize("args, needle", BAD_VERIFY_ARGS, ids=lambda x: str(x))
+def test_bad_verify_arguments(args, needle, tmp_path, capsys) -> None:
+    before = sorted(tmp_path.rglob("*"))
+    status, out, err = verify(capsys, ASM, "add16", *args)
+    assert status == 2 and out == ""
+    assert len(err.splitlines()) == 1 and err.startswith("avrmp: error: ") and needle in err
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_directory_and_non_utf8_sources(tmp_path, capsys) -> None:
+    status, _, err = verify(capsys, tmp_path, "f", "--bits", "16", "--op", "add")
+    assert status == 2 and "is a directory" in err
+    bad = tmp_path / "latin1.S"
+    bad.write_bytes(b"; caf\xe9\n\tfrob r1\n")
+    status, _, err = verify(capsys, bad, "f", "--bits", "16", "--op", "add")
+    assert status == 2 and len(err.splitlines()) == 1 and "assembler error" in err
+
+
+def test_a_file_named_like_the_harness(tmp_path, capsys) -> None:
+    named = tmp_path / "__avrmp_harness.S"
+    named.write_text(ASM.read_text())
+    status, out, _ = verify(capsys, named, "add16", "--bits", "16", "--op", "add", "--tests", "5")
+    assert status == 0, out
+
+
+def test_gen_keeps_the_users_files_when_a_write_fails(tmp_path, capsys, monkeypatch) -> None:
+    """The .h cannot be written after the .S was: the .S the user had comes back unchanged."""
+    import os
+
+    out = tmp_path / "out"
+    out.mkdir()
+    old_s, old_h = out / "avrmp_add32_ripple.S", out / "avrmp_add32_ripple.h"
+    old_s.write_text("the user's own .S")
+    real_replace = os.replace
+
+    def failing(src, dst):
+        if str(dst).endswith(".h"):
+            raise PermissionError(13, "Permission denied")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", failing)
+    status = main(["gen", "add", "--bits", "32", "-o", str(out)])
+    monkeypatch.setattr(os, "replace", real_replace)
+    err = capsys.readouterr().err
+    assert status == 2 and "cannot write" in err and len(err.splitlines()) == 1
+    assert old_s.read_text() == "the user's own .S" and not old_h.exists()
+    assert sorted(p.name for p in out.iterdir()) == ["avrmp_add32_ripple.S"]
