@@ -177,3 +177,10 @@ def _interpret(p, init: dict[int, int]) -> dict:
         else:
             raise AssertionError(f"unexpected {m}")
     return regs
+
+
+@pytest.mark.parametrize(("op", "bits"), [("mul", 1024), ("sqr", 512), ("mul", 2048)])
+def test_atmega2560_three_byte_return_addresses(tmp_path, op, bits):
+    """Large routines are chains of subroutines whose frames lie a return address further above
+    each callee's SP: three bytes on the ATmega2560."""
+    _verify(tmp_path, Spec(op, bits, "karatsuba", mcu="atmega2560"), tests=8)
