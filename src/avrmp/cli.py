@@ -17,7 +17,7 @@ from .bench.measure import run
 from .bench.plot import plot
 from .bench.report import markdown, update_readme, write_json
 from .errors import AvrmpError
-from .routine.files import write_atomic, write_routine
+from .routine.files import DIALECTS, write_atomic, write_routine
 from .routine.generate import generate, table_key
 from .routine.rebuild import rebuild
 from .routine.tune import tune
@@ -60,12 +60,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_request_args(g)
     g.add_argument("--name", default="", help="symbol name (default avrmp_OPBITS_ALGO)")
     g.add_argument("-o", "--out", type=Path, required=True, help="output directory")
+    g.add_argument("--dialect", choices=tuple(DIALECTS), default="gnu",
+                   help="assembler syntax: gnu (NAME.S, avr-gcc) or avrasm2 (NAME.asm, Microchip "
+                   "Studio, avra)")
     g.add_argument("--tune", action="store_true",
                    help="search the generator's choices instead of taking them from the tuned "
                    "table (the same text wherever the table is up to date)")
 
     r = sub.add_parser("rebuild", help="rebuild a generated routine from its .S header alone")
-    r.add_argument("file", type=Path, help="a .S written by avrmp gen")
+    r.add_argument("file", type=Path, help="a .S (or AVRASM2 .asm) written by avrmp gen")
     r.add_argument("-o", "--out", type=Path, required=True, help="output directory")
 
     t = sub.add_parser("tune", help="search routines' choices and record them in the tuned table")
@@ -156,7 +159,7 @@ def _spec_from(args: argparse.Namespace) -> Spec:
 
 def cmd_gen(args: argparse.Namespace) -> int:
     routine = generate(_spec_from(args), tune=args.tune)
-    asm, hdr = write_routine(routine, args.out)
+    asm, hdr = write_routine(routine, args.out, args.dialect)
     print(f"{asm}\n{hdr}")
     return 0
 
@@ -165,7 +168,8 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     if not args.file.is_file():
         raise AvrmpError(f"cannot read {args.file}: not a file")
     routine = rebuild(args.file)
-    asm, hdr = write_routine(routine, args.out)
+    dialect = "avrasm2" if args.file.suffix == DIALECTS["avrasm2"] else "gnu"
+    asm, hdr = write_routine(routine, args.out, dialect)
     same = asm.read_text() == args.file.read_text()
     print(f"{asm}\n{hdr}\n{'identical to' if same else 'differs from'} {args.file}")
     return 0

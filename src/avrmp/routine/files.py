@@ -83,8 +83,12 @@ def _undo(temps: list[tuple[str, Path]], replaced: list[tuple[Path, str | None]]
                 os.unlink(aside)
 
 
-def write_routine(routine: Routine, outdir: Path) -> tuple[Path, Path]:
+DIALECTS = {"gnu": ".S", "avrasm2": ".asm"}  # assembler syntax -> file suffix
+
+
+def write_routine(routine: Routine, outdir: Path, dialect: str = "gnu") -> tuple[Path, Path]:
+    """NAME.S (GNU as) or NAME.asm (AVRASM2), and NAME.h, both or neither."""
     sym = routine.spec.symbol
-    asm, hdr = outdir / f"{sym}.S", outdir / f"{sym}.h"
-    write_all({asm: routine.asm, hdr: routine.header})
+    asm, hdr = outdir / f"{sym}{DIALECTS[dialect]}", outdir / f"{sym}.h"
+    write_all({asm: routine.text(dialect), hdr: routine.header})
     return asm, hdr

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from .. import __version__
 from ..blocks.pointers import move_arguments
+from ..program.avrasm2 import render as render_avrasm2
 from ..program.gnu_as import render
 from ..program.program import Program
 from ..spec import Spec
@@ -34,6 +35,10 @@ class Routine:
     # The cost model's core cycles on the path that takes no branch: for NOP-balanced code, the
     # cycles of every path (for a loop, one pass: only the simulator knows its count).
     nominal_cycles: int | None
+    avrasm2: str  # the same routine for AVRASM2 (Microchip Studio) and avra
+
+    def text(self, dialect: str) -> str:
+        return self.asm if dialect == "gnu" else self.avrasm2
 
 
 def _signature(spec: Spec) -> tuple[str, str]:
@@ -87,22 +92,48 @@ def wrap(spec: Spec, kernel: Kernel) -> Routine:
         CHOICES_HEAD,
         *render_choices(kernel.choices),
     ]
-    lines = header_lines + [
+    parts = (prologue.items, body.items, epilogue.items)
+    return Routine(spec, _gnu_as(header_lines, sym, parts), c_header(sym, doc, proto),
+                   body.size, code_bytes, model, saved, classes,
+                   body.static_cycles(core, nominal=True), _avrasm2(header_lines, sym, parts))
+
+
+def _gnu_as(header_lines: list[str], sym: str, parts: tuple) -> str:
+    """The .S for avr-gcc: a global function with its core between two labels."""
+    prologue, body, epilogue = parts
+    return "\n".join(header_lines + [
         "",
         "\t.text",
         f"\t.global {sym}",
         f"\t.type {sym}, @function",
         f"{sym}:",
-        *render(prologue.items),
+        *render(prologue),
         f"{sym}__core_begin:",
-        *render(body.items),
+        *render(body),
         f"{sym}__core_end:",
-        *render(epilogue.items),
+        *render(epilogue),
         f"\t.size {sym}, .-{sym}",
         "",
-    ]
-    return Routine(spec, "\n".join(lines), c_header(sym, doc, proto), body.size, code_bytes,
-                   model, saved, classes, body.static_cycles(core, nominal=True))
+    ])
+
+
+def _avrasm2(header_lines: list[str], sym: str, parts: tuple) -> str:
+    """The .asm for AVRASM2 (Microchip Studio) or avra: the same code, to .include in the code
+    segment of a project whose .device has MUL (a routine's labels are prefixed by its name)."""
+    prologue, body, epilogue = parts
+    return "\n".join(header_lines + [
+        "; AVRASM2 syntax: .include this file in the code segment; the project's .device must",
+        "; have MUL (and CALL/JMP if the routine uses them).",
+        "",
+        ".cseg",
+        f"{sym}:",
+        *render_avrasm2(prologue, sym),
+        f"{sym}__core_begin:",
+        *render_avrasm2(body, sym),
+        f"{sym}__core_end:",
+        *render_avrasm2(epilogue, sym),
+        "",
+    ])
 
 
 def _prologue_epilogue(kernel: Kernel) -> tuple[Program, Program, tuple[int, ...]]:
