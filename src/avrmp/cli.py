@@ -6,6 +6,7 @@ Every error a user can cause ends in one line on stderr and exit status 2.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import tempfile
@@ -14,6 +15,7 @@ from pathlib import Path
 from . import __version__
 from .bench.catalog import TUNED_EXTRAS, catalog
 from .bench.measure import run
+from .bench.pick import pick
 from .bench.plot import plot
 from .bench.report import markdown, update_readme, write_json
 from .errors import AvrmpError
@@ -26,7 +28,8 @@ from .target.avr.parts import DEFAULT_MCU, simulated_mcu
 from .techniques.registry import ALGORITHMS, DEFAULT_ALGO, get_algorithm
 from .tuning import table
 from .tuning.table import TABLE
-from .verify.checks import verify_file
+from .verify.checks import verify_file, verify_firmware
+from .verify.toolchain import build_firmware
 
 
 class _Parser(argparse.ArgumentParser):
@@ -80,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--jobs", type=int, default=1, help="searches run in parallel")
     t.add_argument("--missing", action="store_true",
                    help="only the routines the table does not hold yet")
+    _add_best_parser(sub)
     _add_verify_parser(sub)
     _add_bench_parser(sub)
     sub.add_parser("list", help="algorithms, their parameters and sizes")
@@ -94,6 +98,20 @@ def _add_request_args(p: argparse.ArgumentParser, op_required: bool = True) -> N
     p.add_argument("--variant", choices=VARIANTS, default="branchfree")
     p.add_argument("--mcu", default=DEFAULT_MCU)
     _add_spec_args(p)
+
+
+def _add_best_parser(sub) -> None:
+    b = sub.add_parser("best", help="the fastest routine within flash and stack budgets")
+    b.add_argument("op", choices=OPS)
+    b.add_argument("--bits", type=int, required=True)
+    b.add_argument("--mcu", default=DEFAULT_MCU)
+    b.add_argument("--max-flash", type=int, help="bytes of code at most (the whole function)")
+    b.add_argument("--max-stack", type=int,
+                   help="bytes of stack at most, below the return address, saved registers in")
+    b.add_argument("--branched", action="store_true",
+                   help="NOP-balanced branches allowed (constant cycles, not constant traces)")
+    b.add_argument("--name", default="", help="symbol name of the winner")
+    b.add_argument("-o", "--out", type=Path, required=True, help="output directory")
 
 
 def _add_verify_parser(sub) -> None:
@@ -190,6 +208,33 @@ def cmd_tune(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_best(args: argparse.Namespace) -> int:
+    for flag in ("bits", "max_flash", "max_stack"):
+        value = getattr(args, flag)
+        if value is not None and value <= 0:
+            raise AvrmpError(f"--{flag.replace('_', '-')} {value}: must be positive")
+    Spec(args.op, args.bits, DEFAULT_ALGO[args.op], mcu=args.mcu, name=args.name)  # validates
+    best, found = pick(args.op, args.bits, args.mcu, args.max_flash, args.max_stack,
+                       args.branched, progress=sys.stderr.isatty())
+    print(f"{'candidate':46} {'core':>8} {'ABI':>8} {'bytes':>7} {'stack':>6}")
+    for c in found:
+        mark = "  <- chosen" if c is best else f"  ({c.misses})" if c.misses else ""
+        print(f"{c.label:46} {c.core_cycles:8} {c.abi_cycles:8} {c.routine.code_bytes:7} "
+              f"{c.stack_bytes:6}{mark}")
+    spec = dataclasses.replace(best.spec, name=args.name)
+    routine = generate(spec)
+    with tempfile.TemporaryDirectory(prefix="avrmp-") as tmp:
+        asm, _ = write_routine(routine, Path(tmp))
+        fw = build_firmware(asm, spec.symbol, spec.mcu, Path(tmp))
+        report = verify_firmware(fw, spec.op, spec.operand_bytes, spec.variant, seed=1,
+                                 int_args=(spec.operand_bytes,) if spec.runtime_length else ())
+    if not report.passed:
+        raise AvrmpError(f"the chosen routine fails verification: {report.first_failure()}")
+    asm, hdr = write_routine(routine, args.out)
+    print(f"{asm}\n{hdr}")
+    return 0
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     simulated_mcu(args.mcu)
     if args.bits <= 0 or args.bits % 8:
@@ -273,8 +318,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handler = {"gen": cmd_gen, "rebuild": cmd_rebuild, "tune": cmd_tune, "verify": cmd_verify,
-               "bench": cmd_bench, "list": cmd_list}
+    handler = {"gen": cmd_gen, "rebuild": cmd_rebuild, "tune": cmd_tune, "best": cmd_best,
+               "verify": cmd_verify, "bench": cmd_bench, "list": cmd_list}
     try:
         return handler[args.command](args)
     except AvrmpError as e:
