@@ -22,6 +22,7 @@ LAYERS = [
     ["avrmp.spec", "avrmp.routine"],
     ["avrmp.verify"],
     ["avrmp.bench"],
+    ["avrmp.library"],
     ["avrmp.cli"],
 ]
 MAX_FUNCTION_LINES = 80

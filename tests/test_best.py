@@ -8,20 +8,14 @@ import re
 from pathlib import Path
 
 import pytest
-
-from avrmp.cli import main
+from cli_run import run
 
 ROW = re.compile(r"^(?P<label>.+?)\s+(?P<core>\d+)\s+(?P<abi>\d+)\s+(?P<bytes>\d+)"
                  r"\s+(?P<stack>\d+)(?P<mark>.*)$")
 
 
 def best(capsys, *args: str) -> tuple[int, str, str]:
-    try:
-        status = main(["best", *args])
-    except SystemExit as e:  # argparse
-        status = e.code
-    out, err = capsys.readouterr()
-    return status, out, err
+    return run(["best", *args], capsys)
 
 
 def rows(out: str) -> list[dict]:

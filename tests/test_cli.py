@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_run import run
 
-from avrmp.cli import main
 from avrmp.techniques.registry import ALGORITHMS
 from avrmp.verify.inputs import test_operands as operand_sets
 
@@ -24,17 +24,6 @@ ASM = Path(__file__).parent / "asm"
 needs_toolchain = pytest.mark.skipif(
     shutil.which("avr-gcc") is None, reason="needs gcc-avr, avr-libc, simavr, libsimavr-dev"
 )
-
-
-def run(argv: list[str], capsys) -> tuple[int, str, str]:
-    """avrmp in-process: (status, stdout, stderr).  An exception other than SystemExit escaping
-    main() is a traceback for the user, so it fails the test by propagating."""
-    try:
-        status = main([str(a) for a in argv])
-    except SystemExit as e:  # argparse
-        status = e.code
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def assert_one_error(status: int, err: str, *needles: str) -> None:

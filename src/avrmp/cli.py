@@ -15,10 +15,11 @@ from pathlib import Path
 from . import __version__
 from .bench.catalog import TUNED_EXTRAS, catalog
 from .bench.measure import run
-from .bench.pick import pick
+from .bench.pick import pick, requests
 from .bench.plot import plot
 from .bench.report import markdown, update_readme, write_json
 from .errors import AvrmpError
+from .library.uecc import DROP_IN_FILE, ENTRY, UECC_FLAGS, UECC_SIZES, make_drop_in
 from .routine.files import DIALECTS, write_atomic, write_routine
 from .routine.generate import generate, table_key
 from .routine.rebuild import rebuild
@@ -84,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--missing", action="store_true",
                    help="only the routines the table does not hold yet")
     _add_best_parser(sub)
+    _add_uecc_parser(sub)
     _add_verify_parser(sub)
     _add_bench_parser(sub)
     sub.add_parser("list", help="algorithms, their parameters and sizes")
@@ -112,6 +114,21 @@ def _add_best_parser(sub) -> None:
                    help="NOP-balanced branches allowed (constant cycles, not constant traces)")
     b.add_argument("--name", default="", help="symbol name of the winner")
     b.add_argument("-o", "--out", type=Path, required=True, help="output directory")
+
+
+def _add_uecc_parser(sub) -> None:
+    u = sub.add_parser("uecc", help="micro-ecc drop-in: uECC_vli_mult and uECC_vli_square")
+    u.add_argument("--sizes", type=_csv(int), default=list(UECC_SIZES),
+                   help="word counts (bytes) with a routine of their own (default "
+                   f"{','.join(map(str, UECC_SIZES))}: every micro-ecc curve); any other count "
+                   "takes the run-time-length loop")
+    u.add_argument("--mcu", default=DEFAULT_MCU)
+    u.add_argument("--max-flash", type=int,
+                   help="bytes of code at most per routine (looped routines fit small parts)")
+    u.add_argument("--tests", type=int, default=1000, help="random inputs per size")
+    u.add_argument("--seed", type=int, help="replay an earlier run's inputs")
+    u.add_argument("-o", "--out", type=Path, required=True,
+                   help=f"output directory (writes {DROP_IN_FILE})")
 
 
 def _add_verify_parser(sub) -> None:
@@ -209,13 +226,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 
 def cmd_best(args: argparse.Namespace) -> int:
-    for flag in ("bits", "max_flash", "max_stack"):
-        value = getattr(args, flag)
-        if value is not None and value <= 0:
-            raise AvrmpError(f"--{flag.replace('_', '-')} {value}: must be positive")
+    _positive(args, "bits", "max_flash", "max_stack")
     Spec(args.op, args.bits, DEFAULT_ALGO[args.op], mcu=args.mcu, name=args.name)  # validates
-    best, found = pick(args.op, args.bits, args.mcu, args.max_flash, args.max_stack,
-                       args.branched, progress=sys.stderr.isatty())
+    simulated_mcu(args.mcu)
+    best, found = pick(requests(args.op, args.bits, args.mcu, args.branched), args.max_flash,
+                       args.max_stack, progress=sys.stderr.isatty())
     print(f"{'candidate':46} {'core':>8} {'ABI':>8} {'bytes':>7} {'stack':>6}")
     for c in found:
         mark = "  <- chosen" if c is best else f"  ({c.misses})" if c.misses else ""
@@ -233,6 +248,26 @@ def cmd_best(args: argparse.Namespace) -> int:
     asm, hdr = write_routine(routine, args.out)
     print(f"{asm}\n{hdr}")
     return 0
+
+
+def cmd_uecc(args: argparse.Namespace) -> int:
+    _positive(args, "max_flash", "tests")
+    command = "avrmp " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["uecc"] else "avrmp uecc"
+    path, reports = make_drop_in(args.out, args.sizes, args.mcu, args.max_flash, args.tests,
+                                 args.seed, command, progress=sys.stderr.isatty())
+    print(f"{'entry':16} {'words':>5} {'inputs':>6} {'cycles (call to return)':>24} {'stack':>6}")
+    for op, words, r in reports:
+        print(f"{ENTRY[op]:16} {words:5} {r.inputs:6} {r.abi_cycles:24} {r.stack_depth:6}")
+    print(f"all verified (seed {reports[0][2].seed})\n{path}")
+    print(f"compile micro-ecc with: {UECC_FLAGS}")
+    return 0
+
+
+def _positive(args: argparse.Namespace, *flags: str) -> None:
+    for flag in flags:
+        value = getattr(args, flag)
+        if value is not None and value <= 0:
+            raise AvrmpError(f"--{flag.replace('_', '-')} {value}: must be positive")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -319,7 +354,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = {"gen": cmd_gen, "rebuild": cmd_rebuild, "tune": cmd_tune, "best": cmd_best,
-               "verify": cmd_verify, "bench": cmd_bench, "list": cmd_list}
+               "uecc": cmd_uecc, "verify": cmd_verify, "bench": cmd_bench, "list": cmd_list}
     try:
         return handler[args.command](args)
     except AvrmpError as e:

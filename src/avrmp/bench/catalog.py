@@ -102,16 +102,17 @@ def runs_on_mcu(spec: Spec) -> bool:
 def _tuned_extras() -> list[Spec]:
     """Routines tuned beyond the catalog, so that they too generate without a search: every
     --levels option of the fixed-size Karatsuba multiplications from 96 to 256 bits, the odd
-    sizes whose base has an odd byte count, small squarings, every --levels option of the
+    sizes whose base has an odd byte count (168 bits: micro-ecc's secp160r1 order), small squarings, every --levels option of the
     1024-bit squaring, and the large Karatsuba routines for the ATmega2560."""
     out = []
     for variant in ("branchfree", "branched"):
         for bits in (96, 128, 192, 256):
             out += [Spec("mul", bits, "karatsuba", variant, levels=lv)
                     for lv in fixed_mul_levels(bits // 8)]
-        out += [Spec("mul", bits, "karatsuba", variant) for bits in (24, 40, 56, 72, 88, 112)]
+        out += [Spec("mul", bits, "karatsuba", variant)
+                for bits in (24, 40, 56, 72, 88, 112, 168)]
     out += [Spec("mul", 48, "karatsuba", levels=1), Spec("mul", 64, "karatsuba", levels=2)]
-    out += [Spec("sqr", bits, "karatsuba") for bits in (16, 24, 40, 56, 72, 88, 104, 136)]
+    out += [Spec("sqr", bits, "karatsuba") for bits in (16, 24, 40, 56, 72, 88, 104, 136, 168)]
     out += [Spec("sqr", 256, "karatsuba", levels=2)]
     out += [Spec("sqr", 1024, "karatsuba", levels=lv) for lv in large_levels(128, "sqr")]
     # On parts with 3-byte return addresses (ATmega2560) the large routines' frames lie further

@@ -44,20 +44,31 @@ class Candidate:
         return " ".join(x for x in (s.algo, params, "looped" * s.looped, s.variant) if x)
 
 
-def requests(op: str, bits: int, mcu: str, branched: bool) -> Iterator[Spec]:
+def requests(op: str, bits: int, mcu: str, branched: bool, sweep: bool = True) -> list[Spec]:
     """Every valid Spec for op at this size on this part: each algorithm with its default and
-    each value of its parameter, looped where it offers a loop, branched if allowed."""
+    (with sweep) each value of its parameter, looped where it offers a loop, branched if
+    allowed."""
+    specs = list(_requests(op, bits, mcu, branched, sweep))
+    if not specs:
+        raise AvrmpError(f"no algorithm does {op} at {bits} bits on {mcu}: see avrmp list")
+    return specs
+
+
+def _requests(op: str, bits: int, mcu: str, branched: bool, sweep: bool) -> Iterator[Spec]:
     for algo in ALGORITHMS.values():
         variants = [v for v in ("branchfree", "branched") if branched or v == "branchfree"]
-        params: list[dict] = [{}]
-        params += [{"levels": lv} for lv in range(1, 8) if "levels" in algo.accepts]
-        params += [{"d": d} for d in range(1, hard_max_d() + 1) if "d" in algo.accepts]
-        params += [{"e": e} for e in E_VALUES if "e" in algo.accepts]
+        params: list[dict] = [{}] + (_parameters(algo.accepts) if sweep else [])
         for variant, extra, looped in itertools.product(variants, params, (False, True)):
             try:
                 yield Spec(op, bits, algo.name, variant, mcu=mcu, looped=looped, **extra)
             except AvrmpError:
                 continue  # not offered: another size, part, variant or parameter
+
+
+def _parameters(accepts: tuple[str, ...]) -> list[dict]:
+    """Each value the picker tries of each parameter an algorithm accepts."""
+    values = {"levels": range(1, 8), "d": range(1, hard_max_d() + 1), "e": E_VALUES}
+    return [{k: v} for k in accepts for v in values[k]]
 
 
 def measure_once(spec: Spec, tmp: Path) -> Candidate | None:
@@ -78,13 +89,11 @@ def measure_once(spec: Spec, tmp: Path) -> Candidate | None:
     return Candidate(spec, routine, m.core_cycles, m.abi_cycles, m.stack_depth)
 
 
-def pick(op: str, bits: int, mcu: str, max_flash: int | None, max_stack: int | None,
-         branched: bool, progress: bool = True) -> tuple[Candidate, list[Candidate]]:
-    """The fastest candidate (core cycles, then bytes) within the budgets, and all compared."""
+def pick(specs: list[Spec], max_flash: int | None = None, max_stack: int | None = None,
+         progress: bool = True) -> tuple[Candidate, list[Candidate]]:
+    """The fastest of specs (core cycles, then bytes) within the budgets, and all compared."""
+    op, bits, mcu = specs[0].op, specs[0].bits, specs[0].mcu
     simulated_mcu(mcu)
-    specs = list(requests(op, bits, mcu, branched))
-    if not specs:
-        raise AvrmpError(f"no algorithm does {op} at {bits} bits on {mcu}: see avrmp list")
     found, seen = [], set()
     with tempfile.TemporaryDirectory(prefix="avrmp-best-") as tmp:
         for spec in tqdm(specs, desc="best", unit="candidate", disable=not progress,

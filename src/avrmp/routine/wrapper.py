@@ -62,9 +62,10 @@ def _runtime_length_signature(spec: Spec, sym: str, args: str) -> tuple[str, str
     lo, hi, step = algo.min_bytes, algo.max_bytes, algo.byte_multiple
     what = {"mul": "r[0..2*len-1] = a * b", "sqr": "r[0..2*len-1] = a * a"}.get(
         spec.op, f"{spec.op} of len-byte operands")
-    doc = (f"{what}; operands are len bytes, little-endian, len a multiple of {step} from {lo} to "
-           f"{hi} (any other len is undefined); r must not overlap the operands. One routine "
-           "serves every length: the symbol does not name a size")
+    lengths = f"from {lo} to {hi}" if step == 1 else f"a multiple of {step} from {lo} to {hi}"
+    doc = (f"{what}; operands are len bytes, little-endian, len {lengths} (any other len is "
+           "undefined); r must not overlap the operands. One routine serves every length: the "
+           "symbol does not name a size")
     return doc, f"void {sym}({args}, uint16_t len);"
 
 

@@ -65,6 +65,16 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
         needs_mul=False,
     ),
     Algorithm(
+        "operand-scanning-loop",
+        "row-wise schoolbook in two nested loops, the smallest multiplication; one routine for "
+        "every length from 1 to 255 bytes (len is a run-time argument)",
+        {"mul": lambda **_: operand_scanning.operand_scanning_mul_runtime()},
+        max_bytes=255,
+        needs_mul=False,
+        params="none; --bits only picks the length verify/bench measure (len = bits/8)",
+        runtime_length=True,
+    ),
+    Algorithm(
         "hybrid",
         "Gura et al.: product scanning over d-byte blocks, operand scanning inside each d x d "
         "block held in registers; fully unrolled",

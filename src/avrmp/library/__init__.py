@@ -1,0 +1,1 @@
+"""Project files made of routines: the micro-ecc drop-in and the library bundle."""
