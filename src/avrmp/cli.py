@@ -19,6 +19,7 @@ from .bench.pick import pick, requests
 from .bench.plot import plot
 from .bench.report import markdown, update_readme, write_json
 from .errors import AvrmpError
+from .library.bundle import DEFAULT_SIZES, FAMILIES, make_bundle
 from .library.uecc import DROP_IN_FILE, ENTRY, UECC_FLAGS, UECC_SIZES, make_drop_in
 from .routine.files import DIALECTS, write_atomic, write_routine
 from .routine.generate import generate, table_key
@@ -86,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only the routines the table does not hold yet")
     _add_best_parser(sub)
     _add_uecc_parser(sub)
+    _add_bundle_parser(sub)
     _add_verify_parser(sub)
     _add_bench_parser(sub)
     sub.add_parser("list", help="algorithms, their parameters and sizes")
@@ -129,6 +131,24 @@ def _add_uecc_parser(sub) -> None:
     u.add_argument("--seed", type=int, help="replay an earlier run's inputs")
     u.add_argument("-o", "--out", type=Path, required=True,
                    help=f"output directory (writes {DROP_IN_FILE})")
+
+
+def _add_bundle_parser(sub) -> None:
+    b = sub.add_parser("bundle", help="an Arduino / PlatformIO library folder of verified "
+                       "routines, with an example")
+    b.add_argument("--sizes", type=_csv(int),
+                   help=f"operand bits (default {','.join(map(str, DEFAULT_SIZES))}, as far as "
+                   "the family's parts can verify them)")
+    b.add_argument("--family", choices=tuple(FAMILIES), default="mul",
+                   help="mul: ATmega with the hardware multiplier (measured on the ATmega128 "
+                   "and ATmega328P, example for the Uno and the Mega); nomul: ATtiny without "
+                   "it (ATtiny85)")
+    b.add_argument("--variant", choices=VARIANTS, default="branchfree",
+                   help="branched: NOP-balanced branches allowed where faster")
+    b.add_argument("--max-flash", type=int, help="bytes of code at most per routine")
+    b.add_argument("--tests", type=int, default=1000, help="random inputs per routine and part")
+    b.add_argument("--seed", type=int, help="replay an earlier run's inputs")
+    b.add_argument("-o", "--out", type=Path, required=True, help="the library folder to write")
 
 
 def _add_verify_parser(sub) -> None:
@@ -263,6 +283,25 @@ def cmd_uecc(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bundle(args: argparse.Namespace) -> int:
+    _positive(args, "max_flash", "tests")
+    command = "avrmp " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["bundle"] else "avrmp bundle"
+    entries, runs = make_bundle(args.out, args.sizes, args.family, args.variant == "branched",
+                                args.max_flash, args.tests, args.seed, command,
+                                progress=sys.stderr.isatty())
+    parts = FAMILIES[args.family].measured_on
+    print(f"{'routine':22} {'algorithm':40} {'bytes':>6} " + " ".join(f"{p:>12}" for p in parts))
+    for e in entries:
+        cycles = (str(e.reports[p].abi_cycles) if p in e.reports else "-" for p in parts)
+        print(f"{e.symbol:22} {e.label:40} {e.routine.code_bytes:6} "
+              + " ".join(f"{c:>12}" for c in cycles))
+    for board, lines in runs.items():
+        print(f"example on {board}: " + "; ".join(lines))
+    print(f"{args.out}: {len(entries)} routines verified (cycles: whole call), "
+          f"library.properties, library.json, README.md, examples/")
+    return 0
+
+
 def _positive(args: argparse.Namespace, *flags: str) -> None:
     for flag in flags:
         value = getattr(args, flag)
@@ -354,7 +393,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = {"gen": cmd_gen, "rebuild": cmd_rebuild, "tune": cmd_tune, "best": cmd_best,
-               "uecc": cmd_uecc, "verify": cmd_verify, "bench": cmd_bench, "list": cmd_list}
+               "uecc": cmd_uecc, "bundle": cmd_bundle, "verify": cmd_verify, "bench": cmd_bench, "list": cmd_list}
     try:
         return handler[args.command](args)
     except AvrmpError as e:

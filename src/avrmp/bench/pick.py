@@ -89,6 +89,15 @@ def measure_once(spec: Spec, tmp: Path) -> Candidate | None:
     return Candidate(spec, routine, m.core_cycles, m.abi_cycles, m.stack_depth)
 
 
+def fastest(op: str, bits: int, mcu: str, branched: bool = False, max_flash: int | None = None,
+            progress: bool = True) -> Candidate:
+    """The fastest routine for op at this size on this part within max_flash, over each
+    algorithm's default parameters, unrolled or looped (the shortlist the library files use)."""
+    best, _ = pick(requests(op, bits, mcu, branched, sweep=False), max_flash=max_flash,
+                   progress=progress)
+    return best
+
+
 def pick(specs: list[Spec], max_flash: int | None = None, max_stack: int | None = None,
          progress: bool = True) -> tuple[Candidate, list[Candidate]]:
     """The fastest of specs (core cycles, then bytes) within the budgets, and all compared."""

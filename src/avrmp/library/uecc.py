@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from .. import __version__
-from ..bench.pick import pick, requests
+from ..bench.pick import fastest
 from ..errors import AvrmpError
 from ..routine.files import write_atomic
 from ..routine.generate import generate
@@ -49,8 +49,7 @@ def choose(op: str, words: int, mcu: str, max_flash: int | None,
            progress: bool) -> Choice:
     """The fastest routine for op at `words` bytes within the flash budget (each algorithm's
     default parameters, unrolled or looped)."""
-    specs = requests(op, 8 * words, mcu, branched=False, sweep=False)
-    best, _ = pick(specs, max_flash=max_flash, progress=progress)
+    best = fastest(op, 8 * words, mcu, max_flash=max_flash, progress=progress)
     spec = dataclasses.replace(best.spec, name=f"avrmp_uecc_{op}{8 * words}")
     return Choice(words, generate(spec), best.label, best.core_cycles)
 

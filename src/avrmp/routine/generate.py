@@ -45,8 +45,17 @@ def table_key(spec: Spec) -> str:
     mcu = get_mcu(spec.mcu)
     extras = [f"{k}={getattr(spec, k)}" for k in ("levels", "d", "e") if getattr(spec, k)]
     extras += ["looped"] * spec.looped + ["nomul"] * (not mcu.has_mul)
-    extras += [mcu.core] * (mcu.core != "avre") + [f"pc{mcu.pc_bytes}"] * (mcu.pc_bytes != 2)
+    pc = return_address_bytes(spec)
+    extras += [mcu.core] * (mcu.core != "avre") + [f"pc{pc}"] * (pc != 2)
     return " ".join([spec.op, str(spec.bits), spec.algo, spec.variant, *extras])
+
+
+def return_address_bytes(spec: Spec) -> int:
+    """A return address's size as far as spec's kernel depends on it: the part's, for a routine
+    that calls subroutines whose frames lie above their return addresses; else 2."""
+    above = spec.algorithm.calls_above
+    calls = above is not None and spec.operand_bytes > above
+    return get_mcu(spec.mcu).pc_bytes if calls else 2
 
 
 def search(spec: Spec) -> list[Decision]:
@@ -61,9 +70,10 @@ def _kernel_key(spec: Spec) -> Spec:
     MCUs only by the hardware multiplier, the core's timing and the return address's size, so
     routines for two MCUs alike in these, or for two names, share one build (named by the first
     such MCU)."""
-    mcu = get_mcu(spec.mcu)
+    mcu, pc = get_mcu(spec.mcu), return_address_bytes(spec)
     alike = next(m for m in MCUS.values()
-                 if (m.has_mul, m.core, m.pc_bytes) == (mcu.has_mul, mcu.core, mcu.pc_bytes))
+                 if (m.has_mul, m.core) == (mcu.has_mul, mcu.core)
+                 and return_address_bytes(dataclasses.replace(spec, mcu=m.name)) == pc)
     return dataclasses.replace(spec, name="", mcu=alike.name)
 
 
@@ -84,4 +94,4 @@ def _build(spec: Spec, choices: Choices) -> Kernel:
     return spec.algorithm.build(spec.op, spec.looped, n=spec.operand_bytes,
                                 variant=spec.variant, levels=spec.levels, d=spec.d, e=spec.e,
                                 has_mul=get_mcu(spec.mcu).has_mul,
-                                ret_bytes=get_mcu(spec.mcu).pc_bytes, choices=choices)
+                                ret_bytes=return_address_bytes(spec), choices=choices)

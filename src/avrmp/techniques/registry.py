@@ -37,6 +37,9 @@ class Algorithm:
     # after the pointers); Spec.bits then only names the length that verify and bench measure.
     runtime_length: bool = False
     byte_multiple: int = 1  # operand bytes must be a multiple of this
+    # Operand bytes above which the kernel calls subroutines whose stack frames lie above their
+    # return addresses, so that the kernel depends on the return address's size (None: never).
+    calls_above: int | None = None
 
     def build(self, op: str, looped: bool, **request) -> Kernel:
         """The kernel for op and `request` (the Spec's fields: n, variant, levels, d, e,
@@ -131,6 +134,7 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
         "memory levels called as subroutines over a fixed-size leaf)",
         variants=("branchfree", "branched"),
         accepts=("levels",),
+        calls_above=karatsuba.LEAF_MAX,
     ),
     Algorithm(
         "ripple",

@@ -1,0 +1,117 @@
+"""The library bundle: avrmp bundle writes an Arduino / PlatformIO library folder whose routines are
+verified and whose example, built with the Arduino IDE's flags (-Os, -flto, -ffunction-sections,
+-fdata-sections, --gc-sections) for the Uno, the Mega and the ATtiny85, prints the right product
+in simavr; routines for parts with 3-byte return addresses are selected by the preprocessor; bad
+input is one line and status 2, and nothing is written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from avrmp.library.arduino_build import build_example
+from avrmp.library.bundle import FAMILIES, choose
+from avrmp.library.sketch import example_operands
+from avrmp.verify.checks import verify_file
+from avrmp.verify.serial import run_serial
+
+ROUTINES = [f"avrmp_{op}{bits}" for bits in (128, 256) for op in ("mul", "sqr", "add", "sub")]
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("bundle") / "avrmp"
+    status, text, err = avrmp("bundle", "--sizes", "128,256", "--tests", "50", "--seed", "3",
+                              "-o", str(out))
+    assert status == 0, err
+    return out, text
+
+
+def avrmp(*argv: str) -> tuple[int, str, str]:
+    """The command in a process of its own (a module-wide fixture cannot capture in-process)."""
+    proc = subprocess.run([sys.executable, "-m", "avrmp.cli", *argv], capture_output=True,
+                          text=True, check=False)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_library_layout(bundle) -> None:
+    out, _ = bundle
+    props = dict(line.split("=", 1) for line in (out / "library.properties").read_text().split(
+        "\n") if line)
+    assert props["name"] == "avrmp" and props["architectures"] == "avr"
+    assert props["includes"] == "avrmp.h"
+    meta = json.loads((out / "library.json").read_text())
+    assert meta["name"] == "avrmp" and "atmelavr" in meta["platforms"]
+    umbrella = (out / "src" / "avrmp.h").read_text()
+    for name in ROUTINES:
+        assert (out / "src" / f"{name}.S").is_file()
+        assert f'#include "{name}.h"' in umbrella
+    assert (out / "examples" / "multiply" / "multiply.ino").is_file()
+
+
+def test_readme_measures_every_routine_on_two_parts(bundle) -> None:
+    out, _ = bundle
+    text = (out / "README.md").read_text()
+    assert "atmega128 cycles" in text and "atmega328p cycles" in text
+    for name in ROUTINES:
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{name}`"))
+        cells = [c.strip() for c in row.split("|")[1:-1]]
+        assert all(c.isdigit() for c in cells[2:]), row  # bytes, cycles and stack on both parts
+    assert "a * b = " in text  # the example's output in simavr
+
+
+@pytest.mark.parametrize("board", ["uno", "mega"])
+def test_example_runs_and_links_only_what_it_calls(bundle, board, tmp_path) -> None:
+    out, _ = bundle
+    elf = build_example(out, out / "examples" / "multiply" / "multiply.ino", board, tmp_path)
+    lines = run_serial(elf, {"uno": "atmega328p", "mega": "atmega2560"}[board])
+    a, b = example_operands(256)
+    assert f"a * b = {a * b:0128x}" in lines
+    cycles = int(next(ln for ln in lines if ln.startswith("cycles = ")).split()[-1])
+    assert 4900 < cycles < 5100  # the 256-bit routine's call, as bench measures it
+    symbols = subprocess.run(["avr-nm", str(elf)], capture_output=True, text=True,
+                             check=True).stdout
+    assert "avrmp_mul256" in symbols
+    assert "avrmp_sqr256" not in symbols and "avrmp_mul128" not in symbols  # --gc-sections
+
+
+def test_family_without_mul_builds_for_the_attiny85(tmp_path) -> None:
+    out = tmp_path / "tiny"
+    status, text, err = avrmp("bundle", "--family", "nomul", "--sizes", "128", "--max-flash",
+                              "1200", "--tests", "20", "-o", str(out))
+    assert status == 0, err
+    assert "example on attiny85: (built" in text
+    readme = (out / "README.md").read_text()
+    assert "attiny85 cycles" in readme and "without the hardware multiplier" in readme
+
+
+def test_three_byte_return_addresses_get_their_own_build(tmp_path) -> None:
+    """A 512-bit Karatsuba squaring calls subroutines: the ATmega2560 needs its own frames, and
+    the one .S serves both kinds of part."""
+    entry = choose("sqr", 512, FAMILIES["mul"], branched=False, max_flash=None)
+    assert entry.twin is not None and "__AVR_3_BYTE_PC__" in entry.asm()
+    asm = tmp_path / f"{entry.symbol}.S"
+    asm.write_text(entry.asm())
+    for mcu in ("atmega128", "atmega2560"):
+        report = verify_file(asm, entry.symbol, "sqr", 64, mcu, "branchfree", 30,
+                             tmp_path / mcu, seed=5)
+        assert report.passed, report.first_failure()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--sizes", "0"], "not a positive multiple of 8"),
+    (["--sizes", "100"], "not a positive multiple of 8"),
+    (["--family", "x"], "invalid choice"),
+    (["--family", "nomul", "--sizes", "2048"], "do not fit attiny85's SRAM"),
+    (["--tests", "0"], "must be positive"),
+    (["--sizes", "128", "--max-flash", "20"], "relax the budget"),
+])
+def test_bad_input(tmp_path, args, message) -> None:
+    status, _, err = avrmp("bundle", *args, "-o", str(tmp_path / "b"))
+    assert status == 2
+    assert message in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "b").exists()
