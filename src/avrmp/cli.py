@@ -190,7 +190,9 @@ def _add_bench_parser(sub) -> None:
     b.add_argument("--tests", type=int, default=1000)
     b.add_argument("--json", type=Path, help="write the rows as JSON")
     b.add_argument("--markdown", type=Path, help="write the table as markdown")
-    b.add_argument("--plot", type=Path, help="write a cycles-vs-bits plot (PNG)")
+    b.add_argument("--plot", type=Path, help="write the plots (PNG): PATH (cycles against "
+                   "bits), PATH-relative (against the best public code and the seed papers) "
+                   "and PATH-per-product (cycles per byte product)")
     b.add_argument("--readme", type=Path,
                    help="replace the table between the bench markers in this markdown file")
 

@@ -1,4 +1,11 @@
-"""The benchmark's plot: cycles against operand bits, log-log, the papers' figures beside ours."""
+"""The benchmark's plots, each with its legend outside the data:
+
+* PATH: core cycles against operand bits, log-log, the papers' figures beside ours;
+* PATH-relative: each algorithm's cycles divided by the best public code's (top row) and by the
+  fastest figure of the seed papers (bottom row) at the same size, so that 5 % shows;
+* PATH-per-product: core cycles per byte product (cycles / n^2, n operand bytes), the cost of
+  the work itself, flat for a quadratic algorithm and falling for a subquadratic one.
+"""
 
 from __future__ import annotations
 
@@ -7,44 +14,174 @@ from pathlib import Path
 
 from ..errors import AvrmpError
 from .measure import Row
+from .papers import REFERENCES
+
+OPS = ("mul", "sqr")
+# Seed 001 Table 5's e = 20 column assumes 43 registers, more than an AVR has: not a target.
+INFEASIBLE = ("T5 e=20",)
 
 
-def plot(rows: Sequence[Row], path: Path) -> None:
+def plot(rows: Sequence[Row], path: Path) -> list[Path]:
+    """The three PNGs (see the module's docstring); their paths."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(13, 5.5))
-    for ax, op in zip(axes, ("mul", "sqr")):
-        series: dict[str, list[tuple[int, int]]] = {}
-        for r in rows:
-            if r.op == op and r.verified:
-                label = f"{r.algo} {r.variant}" + (f" {r.params}" if r.params else "")
-                series.setdefault(label, []).append((r.bits, r.core_cycles))
-        for label, pts in sorted(series.items()):
-            pts.sort()
-            ax.plot([b for b, _ in pts], [c for _, c in pts], marker="o", label=label)
-        refs: dict[str, list[tuple[int, int]]] = {}
-        for r in rows:
-            if r.op == op:
-                for ref in r.references:
-                    refs.setdefault(ref["source"], []).append((r.bits, ref["cycles"]))
-        for label, pts in sorted(refs.items()):
-            pts = sorted(set(pts))
-            ax.plot([b for b, _ in pts], [c for _, c in pts], ls="none", marker="x", label=label)
-        ax.set_xscale("log", base=2)
+    path = Path(path)
+    paths = [path, path.with_name(f"{path.stem}-relative{path.suffix}"),
+             path.with_name(f"{path.stem}-per-product{path.suffix}")]
+    ours = [r for r in rows if r.verified]
+    style = _style(plt, ours)
+    for draw, target in zip((_cycles, _relative, _per_product), paths):
+        fig = draw(plt, ours, style)
+        _save(plt, fig, target)
+    return paths
+
+
+def _label(r: Row) -> str:
+    return f"{r.algo} {r.variant}" + (f" {r.params}" if r.params else "")
+
+
+def _series(rows: Sequence[Row], op: str) -> dict[str, list[Row]]:
+    """Our routines for op, one series per algorithm, variant and parameters, by size."""
+    out: dict[str, list[Row]] = {}
+    for r in sorted(rows, key=lambda r: r.bits):
+        if r.op == op:
+            out.setdefault(_label(r), []).append(r)
+    return out
+
+
+def _style(plt, rows: Sequence[Row]) -> dict[str, dict]:
+    """One colour and marker per series, the same in every panel and plot."""
+    labels = sorted({_label(r) for r in rows})
+    colours = plt.get_cmap("tab10").colors + plt.get_cmap("Dark2").colors
+    return {label: {"color": colours[i % len(colours)], "marker": "osD^v<>"[i % 7]}
+            for i, label in enumerate(labels)}
+
+
+def _outside_legend(ax) -> None:
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
+
+
+def _size_axis(ax) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("operand bits")
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def _cycles(plt, rows: Sequence[Row], style: dict[str, dict]):
+    fig, axes = plt.subplots(2, 1, figsize=(11, 10))
+    for ax, op in zip(axes, OPS):
+        for label, series in _series(rows, op).items():
+            ax.plot([r.bits for r in series], [r.core_cycles for r in series], label=label,
+                    **style[label])
+        refs = sorted({(r.bits, ref["cycles"]) for r in rows if r.op == op
+                       for ref in r.references})
+        ax.plot([b for b, _ in refs], [c for _, c in refs], ls="none", marker="x",
+                color="black", alpha=0.6, label="published figures (seed papers, best public)")
+        _size_axis(ax)
         ax.set_yscale("log")
-        ax.set_xlabel("operand bits")
-        ax.set_ylabel("core cycles (ATmega)")
-        ax.set_title(f"{op}: cycles vs operand size")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.set_ylabel("core cycles (ATmega128)")
+        ax.set_title(f"{op}: cycles against operand size (x: published figures)")
+        _outside_legend(ax)
     fig.tight_layout()
+    return fig
+
+
+def best_public(op: str, bits: int) -> list[tuple[str, int, bool]]:
+    """The best public code's figures for op at bits: (source, cycles, ABI cycles or core)."""
+    return [(source, cycles, "ABI" in source)
+            for (o, _, _, b), refs in REFERENCES.items() if (o, b) == (op, bits)
+            for source, cycles, _ in refs if source.startswith("best public")]
+
+
+def best_paper(op: str, bits: int) -> int | None:
+    """The fastest core-cycle figure any seed paper gives for op at bits (None: none does)."""
+    figures = [cycles for (o, _, _, b), refs in REFERENCES.items() if (o, b) == (op, bits)
+               for source, cycles, _ in refs
+               if source.startswith("seed") and not any(x in source for x in INFEASIBLE)]
+    return min(figures, default=None)
+
+
+def _ratio_to_public(r: Row) -> float | None:
+    """Ours over the best public code at r's size, on the same basis (core or ABI cycles): the
+    largest such ratio, i.e. against the strongest record."""
+    ratios = [(r.abi_cycles if abi else r.core_cycles) / cycles
+              for _, cycles, abi in best_public(r.op, r.bits)]
+    return max(ratios, default=None)
+
+
+def _ratio_to_papers(r: Row) -> float | None:
+    best = best_paper(r.op, r.bits)
+    return None if best is None else r.core_cycles / best
+
+
+def _relative(plt, rows: Sequence[Row], style: dict[str, dict]):
+    fig, axes = plt.subplots(2, 2, figsize=(15, 10))
+    panels = [(_ratio_to_public, "the best public code (OsEID, Hutter-Schwabe)"),
+              (_ratio_to_papers, "the fastest figure of the seed papers")]
+    for row_axes, (ratio, against) in zip(axes, panels):
+        for ax, op in zip(row_axes, OPS):
+            shown = []
+            for label, series in _series(rows, op).items():
+                pts = [(r.bits, ratio(r)) for r in series if ratio(r) is not None]
+                if pts:
+                    ax.plot(*zip(*pts), label=label, **style[label])
+                    shown += [y for _, y in pts]
+            ax.axhline(1.0, color="black", lw=1, ls="--", label="= the reference")
+            _size_axis(ax)
+            _ratio_axis(ax, shown)
+            ax.set_title(f"{op}: relative to {against}", fontsize=10)
+            _outside_legend(ax)
+    fig.tight_layout()
+    return fig
+
+
+RATIO_TICKS = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.2, 1.3, 1.5, 1.75, 2.0)
+
+
+def _ratio_axis(ax, shown: list[float]) -> None:
+    """A log scale from just below the fastest ratio to 2 at most (slower series leave the top),
+    ticked finely enough to read 5 %."""
+    low = min(min(shown, default=1.0) * 0.97, 0.97)
+    high = max(min(2.0, max(shown, default=1.0) * 1.05), 1.05)
+    fine = high / low < 2.5  # on a wide scale 0.95 and 1.05 would print over 1
+    ticks = [t for t in RATIO_TICKS if low <= t <= high and (fine or t not in (0.95, 1.05))]
+    ax.set_yscale("log")
+    ax.set_yticks(ticks)
+    ax.set_yticklabels([f"{t:g}" for t in ticks])
+    ax.minorticks_off()
+    ax.set_ylim(low, high)
+    ax.set_ylabel("cycles / reference cycles (below 1: faster; cut at 2)")
+
+
+def _per_product(plt, rows: Sequence[Row], style: dict[str, dict]):
+    from matplotlib.ticker import FuncFormatter
+
+    fig, axes = plt.subplots(2, 1, figsize=(11, 10))
+    for ax, op in zip(axes, OPS):
+        for label, series in _series(rows, op).items():
+            ax.plot([r.bits for r in series],
+                    [r.core_cycles / (r.bits // 8) ** 2 for r in series], label=label,
+                    **style[label])
+        _size_axis(ax)
+        ax.set_yscale("log")
+        ax.set_ylabel("core cycles / n²  (n = operand bytes)")
+        plain = FuncFormatter(lambda v, _: f"{v:g}")
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(plain)
+        ax.set_title(f"{op}: cycles per byte product")
+        _outside_legend(ax)
+    fig.tight_layout()
+    return fig
+
+
+def _save(plt, fig, path: Path) -> None:
     tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(tmp, dpi=110)
+        fig.savefig(tmp, dpi=100, bbox_inches="tight")
         tmp.replace(path)
     except OSError as e:
         if tmp.parent.is_dir():

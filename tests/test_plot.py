@@ -1,0 +1,28 @@
+"""The benchmark's plots: three PNGs from the committed results, the references they divide by."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from avrmp.bench.measure import Row
+from avrmp.bench.plot import best_paper, best_public, plot
+
+RESULTS = Path(__file__).parent.parent / "bench" / "results.json"
+
+
+def test_three_plots_from_the_results(tmp_path) -> None:
+    rows = [Row(**d) for d in json.loads(RESULTS.read_text())]
+    paths = plot(rows, tmp_path / "cycles.png")
+    assert [p.name for p in paths] == ["cycles.png", "cycles-relative.png",
+                                       "cycles-per-product.png"]
+    for p in paths:
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 20_000
+
+
+def test_references() -> None:
+    assert ("best public (OsEID)", 4512, False) in best_public("mul", 256)
+    assert any(abi and cycles == 5038 for _, cycles, abi in best_public("mul", 256))
+    assert best_paper("mul", 256) == 4797  # seed 000's branched Karatsuba
+    assert best_paper("mul", 2048) == 387195  # T5's e = 20 (43 registers) left out
+    assert best_paper("sqr", 256) is None
