@@ -34,6 +34,8 @@ def write_all(files: dict[Path, str]) -> None:
     current = next(iter(files), Path("."))
     try:
         for current, text in files.items():
+            if current.parent.exists() and not current.parent.is_dir():
+                raise NotADirectoryError(20, f"{current.parent} is not a directory")
             current.parent.mkdir(parents=True, exist_ok=True)
             if current.is_dir():
                 raise IsADirectoryError(21, "is a directory")
