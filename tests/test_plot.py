@@ -26,3 +26,9 @@ def test_references() -> None:
     assert best_paper("mul", 256) == 4797  # seed 000's branched Karatsuba
     assert best_paper("mul", 2048) == 387195  # T5's e = 20 (43 registers) left out
     assert best_paper("sqr", 256) is None
+
+
+def test_a_run_without_multiplications(tmp_path) -> None:
+    rows = [Row(**d) for d in json.loads(RESULTS.read_text()) if d["op"] == "add"]
+    for p in plot(rows, tmp_path / "cycles.png"):
+        assert p.stat().st_size > 5_000

@@ -60,6 +60,15 @@ def _style(plt, rows: Sequence[Row]) -> dict[str, dict]:
             for i, label in enumerate(labels)}
 
 
+def _no_data(ax, op: str, rows: Sequence[Row]) -> bool:
+    """True (and the panel says so) when the benchmark ran no routine for op."""
+    if any(r.op == op for r in rows):
+        return False
+    ax.text(0.5, 0.5, f"no {op} routines in this run", ha="center", va="center",
+            transform=ax.transAxes)
+    return True
+
+
 def _outside_legend(ax) -> None:
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
 
@@ -73,6 +82,8 @@ def _size_axis(ax) -> None:
 def _cycles(plt, rows: Sequence[Row], style: dict[str, dict]):
     fig, axes = plt.subplots(2, 1, figsize=(11, 10))
     for ax, op in zip(axes, OPS):
+        if _no_data(ax, op, rows):
+            continue
         for label, series in _series(rows, op).items():
             ax.plot([r.bits for r in series], [r.core_cycles for r in series], label=label,
                     **style[label])
@@ -123,6 +134,8 @@ def _relative(plt, rows: Sequence[Row], style: dict[str, dict]):
               (_ratio_to_papers, "the fastest figure of the seed papers")]
     for row_axes, (ratio, against) in zip(axes, panels):
         for ax, op in zip(row_axes, OPS):
+            if _no_data(ax, op, rows):
+                continue
             shown = []
             for label, series in _series(rows, op).items():
                 pts = [(r.bits, ratio(r)) for r in series if ratio(r) is not None]
@@ -161,6 +174,8 @@ def _per_product(plt, rows: Sequence[Row], style: dict[str, dict]):
 
     fig, axes = plt.subplots(2, 1, figsize=(11, 10))
     for ax, op in zip(axes, OPS):
+        if _no_data(ax, op, rows):
+            continue
         for label, series in _series(rows, op).items():
             ax.plot([r.bits for r in series],
                     [r.core_cycles / (r.bits // 8) ** 2 for r in series], label=label,
