@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from avrmp.bench.measure import Row
-from avrmp.bench.plot import best_paper, best_public, plot
+from avrmp.bench.papers import best_paper, best_public
+from avrmp.bench.plot import plot
 
 RESULTS = Path(__file__).parent.parent / "bench" / "results.json"
 

@@ -64,3 +64,30 @@ _add("mul", "rps", None, "seed001 T4 operand caching (unrolled)",
 
 def references(op: str, algo: str, variant: str, bits: int) -> list[tuple[str, int, int | None]]:
     return REFERENCES.get((op, algo, variant, bits), []) + REFERENCES.get((op, algo, None, bits), [])
+
+
+# Seed 001 Table 5's e = 20 column assumes 43 registers, more than an AVR has: not a target.
+INFEASIBLE = ("T5 e=20",)
+
+
+def best_public(op: str, bits: int) -> list[tuple[str, int, bool]]:
+    """The best public code's figures for op at bits: (source, cycles, ABI cycles or core)."""
+    return [(source, cycles, "ABI" in source)
+            for (o, _, _, b), refs in REFERENCES.items() if (o, b) == (op, bits)
+            for source, cycles, _ in refs if source.startswith("best public")]
+
+
+def best_paper(op: str, bits: int) -> int | None:
+    """The fastest core-cycle figure any seed paper gives for op at bits (None: none does)."""
+    figures = [cycles for (o, _, _, b), refs in REFERENCES.items() if (o, b) == (op, bits)
+               for source, cycles, _ in refs
+               if source.startswith("seed") and not any(x in source for x in INFEASIBLE)]
+    return min(figures, default=None)
+
+
+def ratio_to_public(op: str, bits: int, core_cycles: int, abi_cycles: int) -> float | None:
+    """Ours over the best public code at this size, on the same basis (core or ABI cycles): the
+    largest such ratio, i.e. against the strongest record (None: no public figure)."""
+    ratios = [(abi_cycles if abi else core_cycles) / cycles
+              for _, cycles, abi in best_public(op, bits)]
+    return max(ratios, default=None)

@@ -14,11 +14,9 @@ from pathlib import Path
 
 from ..errors import AvrmpError
 from .measure import Row
-from .papers import REFERENCES
+from .papers import best_paper, ratio_to_public
 
 OPS = ("mul", "sqr")
-# Seed 001 Table 5's e = 20 column assumes 43 registers, more than an AVR has: not a target.
-INFEASIBLE = ("T5 e=20",)
 
 
 def plot(rows: Sequence[Row], path: Path) -> list[Path]:
@@ -100,27 +98,8 @@ def _cycles(plt, rows: Sequence[Row], style: dict[str, dict]):
     return fig
 
 
-def best_public(op: str, bits: int) -> list[tuple[str, int, bool]]:
-    """The best public code's figures for op at bits: (source, cycles, ABI cycles or core)."""
-    return [(source, cycles, "ABI" in source)
-            for (o, _, _, b), refs in REFERENCES.items() if (o, b) == (op, bits)
-            for source, cycles, _ in refs if source.startswith("best public")]
-
-
-def best_paper(op: str, bits: int) -> int | None:
-    """The fastest core-cycle figure any seed paper gives for op at bits (None: none does)."""
-    figures = [cycles for (o, _, _, b), refs in REFERENCES.items() if (o, b) == (op, bits)
-               for source, cycles, _ in refs
-               if source.startswith("seed") and not any(x in source for x in INFEASIBLE)]
-    return min(figures, default=None)
-
-
 def _ratio_to_public(r: Row) -> float | None:
-    """Ours over the best public code at r's size, on the same basis (core or ABI cycles): the
-    largest such ratio, i.e. against the strongest record."""
-    ratios = [(r.abi_cycles if abi else r.core_cycles) / cycles
-              for _, cycles, abi in best_public(r.op, r.bits)]
-    return max(ratios, default=None)
+    return ratio_to_public(r.op, r.bits, r.core_cycles, r.abi_cycles)
 
 
 def _ratio_to_papers(r: Row) -> float | None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from ..errors import AvrmpError
 from ..routine.files import write_atomic
 from .measure import Row
+from .papers import ratio_to_public
 
 
 def _ref_text(row: Row) -> str:
@@ -18,17 +19,26 @@ def _ref_text(row: Row) -> str:
                      for r in row.references)
 
 
+RATIO_NOTE = ("Against the best public code: our cycles over the strongest public record at the "
+              "size (OsEID, Hutter-Schwabe), core or ABI cycles as the record gives them; below 1 "
+              "is faster.")
+
+
 def markdown(rows: Sequence[Row]) -> str:
     head = ("| op | bits | algo | variant | core cycles | ABI cycles | code bytes | stack | "
-            "LD | ST | MUL | verified | papers (core cycles, bytes) |")
-    lines = [head, "|" + "---|" * 13]
+            "LD | ST | MUL | verified | against the best public code | "
+            "papers (core cycles, bytes) |")
+    lines = [head, "|" + "---|" * 14]
     for r in rows:
         ok = f"yes ({r.tests})" if r.verified else f"NO: {r.failure}"
         algo = r.algo + (f" {r.params}" if r.params else "")
+        ratio = ratio_to_public(r.op, r.bits, r.core_cycles, r.abi_cycles)
         lines.append(
             f"| {r.op} | {r.bits} | {algo} | {r.variant} | {r.core_cycles} | {r.abi_cycles} | "
-            f"{r.code_bytes} | {r.stack_bytes} | {r.ld} | {r.st} | {r.mul} | {ok} | {_ref_text(r)} |"
+            f"{r.code_bytes} | {r.stack_bytes} | {r.ld} | {r.st} | {r.mul} | {ok} | "
+            f"{'' if ratio is None else f'{ratio:.3f}'} | {_ref_text(r)} |"
         )
+    lines += ["", RATIO_NOTE]
     total = sum(r.tests for r in rows)
     seconds = sum(r.verify_seconds for r in rows)
     lines += ["", f"Verification harness: {len(rows)} routines, {total} inputs, {seconds:.1f} s of "
