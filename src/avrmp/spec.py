@@ -8,10 +8,12 @@ from dataclasses import asdict, dataclass
 
 from .errors import AvrmpError
 from .target.avr.parts import DEFAULT_MCU, get_mcu
+from .techniques.arm7tdmi.registry import WORD_BITS, ArmAlgorithm, get_arm_algorithm
 from .techniques.registry import Algorithm, get_algorithm
 
 OPS = ("mul", "sqr", "add", "sub")
 VARIANTS = ("branched", "branchfree")
+TARGETS = ("avr", "arm7tdmi")
 
 
 @dataclass(frozen=True)
@@ -27,8 +29,11 @@ class Spec:
     d: int | None = None
     e: int | None = None
     looped: bool = False
+    target: str = "avr"
 
     def __post_init__(self) -> None:
+        if self.target not in TARGETS:
+            raise AvrmpError(f"unknown target {self.target!r}: choose one of {', '.join(TARGETS)}")
         if self.op not in OPS:
             raise AvrmpError(f"unknown operation {self.op!r}: choose one of {', '.join(OPS)}")
         if not isinstance(self.bits, int) or self.bits <= 0 or self.bits % 8:
@@ -38,7 +43,29 @@ class Spec:
         get_mcu(self.mcu)
         if self.name and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.name):
             raise AvrmpError(f"--name {self.name!r} is not a C identifier")
-        self._check_algorithm(get_algorithm(self.algo))
+        if self.target == "arm7tdmi":
+            self._check_arm(get_arm_algorithm(self.algo))
+        else:
+            self._check_algorithm(get_algorithm(self.algo))
+
+    def _check_arm(self, algo: ArmAlgorithm) -> None:
+        """The ARM7TDMI serves multiplication of whole 32-bit words, branch-free."""
+        if self.op != "mul":
+            raise AvrmpError(f"--target arm7tdmi: {self.op} is not offered; it serves mul")
+        if self.bits % WORD_BITS:
+            raise AvrmpError(f"--bits {self.bits}: the ARM7TDMI works on 32-bit words: give a "
+                             "multiple of 32")
+        words = self.bits // WORD_BITS
+        if not algo.min_words <= words <= algo.max_words:
+            raise AvrmpError(f"--bits {self.bits}: {algo.name} on the ARM7TDMI supports "
+                             f"{WORD_BITS * algo.min_words} to {WORD_BITS * algo.max_words} bits")
+        for param in ("levels", "d", "e"):
+            if getattr(self, param) is not None:
+                raise AvrmpError(f"--{param} does not apply to {algo.name} on the ARM7TDMI")
+        if self.looped:
+            raise AvrmpError("--looped: the ARM7TDMI routines are unrolled")
+        if self.variant != "branchfree":
+            raise AvrmpError(f"--variant {self.variant}: the ARM7TDMI routines are branch-free")
 
     def _check_algorithm(self, algo: Algorithm) -> None:
         """What the algorithm offers: its operations, sizes, parameters and variants."""
@@ -79,6 +106,15 @@ class Spec:
         return get_algorithm(self.algo)
 
     @property
+    def arm_algorithm(self) -> ArmAlgorithm:
+        return get_arm_algorithm(self.algo)
+
+    @property
+    def words(self) -> int:
+        """Operand words of the target's width (ARM7TDMI: 32 bits)."""
+        return self.bits // WORD_BITS
+
+    @property
     def operand_bytes(self) -> int:
         return self.bits // 8
 
@@ -94,12 +130,13 @@ class Spec:
             return f"avrmp_{self.op}_{self.algo.replace('-', '_')}"
         tag = "" if self.variant == "branchfree" else "_br"
         loop = "_looped" if self.looped else ""
-        return f"avrmp_{self.op}{self.bits}_{self.algo.replace('-', '_')}{tag}{loop}"
+        arm = "_arm" if self.target == "arm7tdmi" else ""
+        return f"avrmp_{self.op}{self.bits}_{self.algo.replace('-', '_')}{arm}{tag}{loop}"
 
     @property
     def runtime_length(self) -> bool:
         """The routine takes the operand length as a run-time argument (after the pointers)."""
-        return self.algorithm.runtime_length
+        return self.target == "avr" and self.algorithm.runtime_length
 
     @property
     def n_inputs(self) -> int:
@@ -107,6 +144,10 @@ class Spec:
 
     def describe(self) -> dict:
         d = {k: v for k, v in asdict(self).items() if v not in (None, (), "", False)}
+        if self.target == "avr":
+            d.pop("target")
+        else:
+            d.pop("mcu")
         if self.runtime_length:  # the code is the same for every length: keep the text so too
             d.pop("bits")
             d["length"] = "run-time argument"

@@ -14,12 +14,15 @@ from ..techniques.kernel import Kernel
 from ..techniques.nomul import lower
 from ..tuning import table
 from ..tuning.choices import Choices, Decision, StaleChoices
+from .arm import generate_arm
 from .wrapper import Routine, wrap
 
 
 def generate(spec: Spec, tune: bool = False, record: list[Decision] | None = None) -> Routine:
     """The routine for spec, from `record` (decisions, e.g. read back from a .S header), else
     from the tuned table, else (or with tune) by a search."""
+    if spec.target == "arm7tdmi":
+        return generate_arm(spec)  # no searched choices: one build per technique and size
     tuned = record is None and not tune
     if tuned:
         record = table.lookup(table_key(spec))

@@ -1,0 +1,39 @@
+"""The ARM7TDMI algorithms the command line offers (seed 001, Table 7), and how a request
+becomes a kernel."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ...errors import AvrmpError
+from . import product_scanning
+from .kernel import ArmKernel
+
+WORD_BITS = 32
+
+
+@dataclass(frozen=True)
+class ArmAlgorithm:
+    name: str
+    summary: str
+    build: Callable[[int], ArmKernel]  # operand words -> kernel
+    min_words: int = 1
+    max_words: int = 64
+
+
+ARM_ALGORITHMS: dict[str, ArmAlgorithm] = {a.name: a for a in (
+    ArmAlgorithm(
+        "product-scanning",
+        "column-wise (Comba): both words of every product loaded, in LDM groups of up to 3",
+        product_scanning.product_scanning_mul),
+)}
+ARM_DEFAULT = "product-scanning"
+
+
+def get_arm_algorithm(name: str) -> ArmAlgorithm:
+    try:
+        return ARM_ALGORITHMS[name]
+    except KeyError:
+        raise AvrmpError(f"unknown ARM7TDMI algorithm {name!r}: choose one of "
+                         f"{', '.join(ARM_ALGORITHMS)}") from None
