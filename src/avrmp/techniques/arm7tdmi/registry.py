@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...errors import AvrmpError
-from . import product_scanning
+from . import operand_caching, operand_scanning, product_scanning
 from .kernel import ArmKernel
 
 WORD_BITS = 32
@@ -27,6 +27,14 @@ ARM_ALGORITHMS: dict[str, ArmAlgorithm] = {a.name: a for a in (
         "product-scanning",
         "column-wise (Comba): both words of every product loaded, in LDM groups of up to 3",
         product_scanning.product_scanning_mul),
+    ArmAlgorithm(
+        "operand-scanning",
+        "row-wise schoolbook: the partial result in memory, in LDM/STM groups of 4 with b",
+        operand_scanning.operand_scanning_mul),
+    ArmAlgorithm(
+        "operand-caching",
+        "rows of a in blocks of e = 3 words held in registers, b loaded once per block",
+        operand_caching.operand_caching_mul),
 )}
 ARM_DEFAULT = "product-scanning"
 
