@@ -59,6 +59,9 @@ class Spec:
         if not algo.min_words <= words <= algo.max_words:
             raise AvrmpError(f"--bits {self.bits}: {algo.name} on the ARM7TDMI supports "
                              f"{WORD_BITS * algo.min_words} to {WORD_BITS * algo.max_words} bits")
+        if algo.even_only and words % 2:
+            raise AvrmpError(f"--bits {self.bits}: {algo.name} on the ARM7TDMI needs an even "
+                             "number of words (a multiple of 64 bits)")
         for param in ("levels", "d", "e"):
             if getattr(self, param) is not None:
                 raise AvrmpError(f"--{param} does not apply to {algo.name} on the ARM7TDMI")

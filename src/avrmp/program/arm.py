@@ -78,6 +78,11 @@ class ArmProgram:
         self._add(mnemonic, f"{reg_text(rd)}, {reg_text(rn)}, #{value}", {rd}, {rn},
                   comment=comment)
 
+    def mov(self, rd: int, operand: str, comment: str = "") -> None:
+        """rd = a register shifted by an immediate ("r3, lsr #16")."""
+        source = int(operand.split(",")[0].strip()[1:])
+        self._add("mov", f"{reg_text(rd)}, {operand}", {rd}, {source}, comment=comment)
+
     def mov_imm(self, rd: int, value: int, comment: str = "") -> None:
         _check_immediate(value)
         self._add("mov", f"{reg_text(rd)}, #{value}", {rd}, (), comment=comment)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...errors import AvrmpError
-from . import operand_caching, operand_scanning, product_scanning
+from . import hybrid, operand_caching, operand_scanning, product_scanning
 from .kernel import ArmKernel
 
 WORD_BITS = 32
@@ -20,6 +20,7 @@ class ArmAlgorithm:
     build: Callable[[int], ArmKernel]  # operand words -> kernel
     min_words: int = 1
     max_words: int = 64
+    even_only: bool = False
 
 
 ARM_ALGORITHMS: dict[str, ArmAlgorithm] = {a.name: a for a in (
@@ -35,6 +36,10 @@ ARM_ALGORITHMS: dict[str, ArmAlgorithm] = {a.name: a for a in (
         "operand-caching",
         "rows of a in blocks of e = 3 words held in registers, b loaded once per block",
         operand_caching.operand_caching_mul),
+    ArmAlgorithm(
+        "hybrid",
+        "product scanning over 2x2 blocks (d = 2) with a carry-catcher register",
+        hybrid.hybrid_mul, min_words=2, even_only=True),
 )}
 ARM_DEFAULT = "product-scanning"
 
