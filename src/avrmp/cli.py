@@ -13,6 +13,8 @@ import tempfile
 from pathlib import Path
 
 from . import __version__
+from .bench.arm import README_MARKERS as ARM_README_MARKERS
+from .bench.arm import arm_catalog, arm_markdown, measure_arm, write_arm_json
 from .bench.catalog import TUNED_EXTRAS, catalog
 from .bench.measure import run
 from .bench.pick import pick, requests
@@ -25,11 +27,13 @@ from .routine.files import DIALECTS, write_atomic, write_routine
 from .routine.generate import generate, table_key
 from .routine.rebuild import rebuild
 from .routine.tune import tune
-from .spec import OPS, VARIANTS, Spec
+from .spec import OPS, TARGETS, VARIANTS, Spec
 from .target.avr.parts import DEFAULT_MCU, simulated_mcu
+from .techniques.arm7tdmi.registry import ARM_ALGORITHMS, ARM_DEFAULT, WORD_BITS
 from .techniques.registry import ALGORITHMS, DEFAULT_ALGO, get_algorithm
 from .tuning import table
 from .tuning.table import TABLE
+from .verify.arm_checks import verify_arm
 from .verify.checks import verify_file, verify_firmware
 from .verify.toolchain import build_firmware
 
@@ -63,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("gen", help="generate a routine (.S and .h)")
     _add_request_args(g)
+    _add_target_arg(g)
     g.add_argument("--name", default="", help="symbol name (default avrmp_OPBITS_ALGO)")
     g.add_argument("-o", "--out", type=Path, required=True, help="output directory")
     g.add_argument("--dialect", choices=tuple(DIALECTS), default="gnu",
@@ -92,6 +97,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_bench_parser(sub)
     sub.add_parser("list", help="algorithms, their parameters and sizes")
     return top
+
+
+def _add_target_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--target", choices=TARGETS, default="avr",
+                   help="avr (default: --mcu names the part) or arm7tdmi (ARM state, AAPCS, "
+                   "arm-none-eabi-gcc; operands in 32-bit words, --bits a multiple of 32)")
 
 
 def _add_request_args(p: argparse.ArgumentParser, op_required: bool = True) -> None:
@@ -159,6 +170,7 @@ def _add_verify_parser(sub) -> None:
     v.add_argument("--op", choices=OPS, required=True)
     v.add_argument("--tests", type=int, default=1000, help="random inputs besides the edge cases")
     v.add_argument("--mcu", default=DEFAULT_MCU)
+    _add_target_arg(v)
     v.add_argument(
         "--variant", choices=(*VARIANTS, "none"), default="branchfree",
         help="timing discipline to check: branchfree = identical cycles and traces, "
@@ -184,6 +196,7 @@ def _add_bench_parser(sub) -> None:
     b.add_argument("--algos", type=_csv(str))
     b.add_argument("--variants", type=_csv(str))
     b.add_argument("--mcu", default=DEFAULT_MCU)
+    _add_target_arg(b)
     b.add_argument("--e", type=_csv(int), help="operand caching: run each of these e (seed 001 "
                    "Table 5) instead of the default")
     b.add_argument("--d", type=_csv(int), help="hybrid: run each of these d instead of the default")
@@ -200,6 +213,13 @@ def _add_bench_parser(sub) -> None:
 def _spec_from(args: argparse.Namespace) -> Spec:
     if args.algo == "":
         raise AvrmpError("--algo '': name an algorithm (see avrmp list) or leave --algo out")
+    target = getattr(args, "target", "avr")
+    if target == "arm7tdmi":
+        if args.bits is None:
+            raise AvrmpError("--bits is required (a multiple of 32 for the ARM7TDMI)")
+        return Spec(op=args.op, bits=args.bits, algo=args.algo or ARM_DEFAULT,
+                    variant=args.variant, name=args.name, levels=args.levels, d=args.d,
+                    e=args.e, looped=args.looped, target=target)
     algo = args.algo or DEFAULT_ALGO[args.op]
     bits = args.bits
     if bits is None:
@@ -215,6 +235,8 @@ def _spec_from(args: argparse.Namespace) -> Spec:
 
 
 def cmd_gen(args: argparse.Namespace) -> int:
+    if args.target != "avr" and (args.dialect != "gnu" or args.tune):
+        raise AvrmpError(f"--target {args.target}: GNU as only, and nothing to --tune")
     routine = generate(_spec_from(args), tune=args.tune)
     asm, hdr = write_routine(routine, args.out, args.dialect)
     print(f"{asm}\n{hdr}")
@@ -312,13 +334,15 @@ def _positive(args: argparse.Namespace, *flags: str) -> None:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    simulated_mcu(args.mcu)
-    if args.bits <= 0 or args.bits % 8:
-        raise AvrmpError(f"--bits {args.bits}: must be a positive multiple of 8")
     if args.file.is_dir():
         raise AvrmpError(f"cannot read {args.file}: it is a directory; give the .S file")
     if not args.file.is_file():
         raise AvrmpError(f"cannot read {args.file}: no such file")
+    if args.target == "arm7tdmi":
+        return _verify_arm(args)
+    simulated_mcu(args.mcu)
+    if args.bits <= 0 or args.bits % 8:
+        raise AvrmpError(f"--bits {args.bits}: must be a positive multiple of 8")
     with tempfile.TemporaryDirectory(prefix="avrmp-") as tmp:
         report = verify_file(args.file, args.symbol, args.op, args.bits // 8, args.mcu,
                              args.variant, args.tests, Path(tmp), len_arg=args.len_arg,
@@ -339,6 +363,26 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 1
 
 
+def _verify_arm(args: argparse.Namespace) -> int:
+    if args.bits <= 0 or args.bits % WORD_BITS:
+        raise AvrmpError(f"--bits {args.bits}: a positive multiple of 32 for the ARM7TDMI")
+    if args.variant == "branched" or args.len_arg:
+        raise AvrmpError("--target arm7tdmi checks --variant branchfree or none, fixed sizes")
+    r = verify_arm(args.file, args.symbol, args.op, args.bits // WORD_BITS, args.variant,
+                   args.tests, args.seed)
+    summary = (f"{args.symbol}: {r.inputs} inputs (seed {r.seed}); core {r.core_typical} "
+               f"cycles on a random input ({r.core_min}-{r.core_max} over the load: the "
+               f"multiplier ends early on small words), ABI {r.abi_typical}, stack "
+               f"{r.stack_depth} bytes, {r.code_bytes} bytes of code")
+    if r.passed:
+        print(f"PASS {summary}")
+        return 0
+    print(f"FAIL {summary}", file=sys.stderr)
+    print(f"avrmp: verification failed: {r.first_failure()} (replay: --seed {r.seed})",
+          file=sys.stderr)
+    return 1
+
+
 def _write_verify_json(args: argparse.Namespace, report) -> None:
     data = {
         "symbol": args.symbol, "op": args.op, "bits": args.bits, "mcu": args.mcu,
@@ -352,6 +396,8 @@ def _write_verify_json(args: argparse.Namespace, report) -> None:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.target == "arm7tdmi":
+        return _bench_arm(args)
     simulated_mcu(args.mcu)
     for algo in args.algos or ():
         get_algorithm(algo)
@@ -381,6 +427,30 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench_arm(args: argparse.Namespace) -> int:
+    for algo in args.algos or ():
+        if algo not in ARM_ALGORITHMS:
+            raise AvrmpError(f"--algos: unknown ARM7TDMI algorithm {algo!r}: choose from "
+                             f"{', '.join(ARM_ALGORITHMS)}")
+    if args.tests < 0:
+        raise AvrmpError("--tests must be 0 or more")
+    specs = arm_catalog(args.bits, args.algos)
+    rows = measure_arm(specs, args.tests, progress=sys.stderr.isatty())
+    table = arm_markdown(rows)
+    print(table, end="")
+    if args.json:
+        write_arm_json(rows, args.json)
+    if args.markdown:
+        write_atomic(args.markdown, table)
+    if args.readme:
+        update_readme(args.readme, table, ARM_README_MARKERS)
+    failed = [r for r in rows if not r.verified]
+    if failed:
+        print(f"avrmp: {len(failed)} routine(s) failed verification", file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     for a in ALGORITHMS.values():
         ops = ", ".join(op + (" (default)" if DEFAULT_ALGO.get(op) == a.name else "")
@@ -389,6 +459,11 @@ def cmd_list(args: argparse.Namespace) -> int:
               f"{8 * a.max_bytes} bits{' (even bytes)' if a.even_only else ''}; "
               f"variants: {', '.join(a.variants)}" + (f"; params: {a.params}" if a.params else "")
               + ("" if a.needs_mul else "; runs without MUL"))
+    print("\n--target arm7tdmi (mul, 32-bit words, branch-free):")
+    for a in ARM_ALGORITHMS.values():
+        print(f"{a.name}{' (default)' if a.name == ARM_DEFAULT else ''}\n    {a.summary}\n"
+              f"    sizes: {WORD_BITS * a.min_words}..{WORD_BITS * a.max_words} bits"
+              + (" (even words)" if a.even_only else ""))
     return 0
 
 

@@ -36,8 +36,9 @@ class Spec:
             raise AvrmpError(f"unknown target {self.target!r}: choose one of {', '.join(TARGETS)}")
         if self.op not in OPS:
             raise AvrmpError(f"unknown operation {self.op!r}: choose one of {', '.join(OPS)}")
-        if not isinstance(self.bits, int) or self.bits <= 0 or self.bits % 8:
-            raise AvrmpError(f"--bits {self.bits}: must be a positive multiple of 8")
+        unit = WORD_BITS if self.target == "arm7tdmi" else 8
+        if not isinstance(self.bits, int) or self.bits <= 0 or self.bits % unit:
+            raise AvrmpError(f"--bits {self.bits}: must be a positive multiple of {unit}")
         if self.variant not in VARIANTS:
             raise AvrmpError(f"unknown variant {self.variant!r}: choose one of {', '.join(VARIANTS)}")
         get_mcu(self.mcu)
@@ -52,9 +53,6 @@ class Spec:
         """The ARM7TDMI serves multiplication of whole 32-bit words, branch-free."""
         if self.op != "mul":
             raise AvrmpError(f"--target arm7tdmi: {self.op} is not offered; it serves mul")
-        if self.bits % WORD_BITS:
-            raise AvrmpError(f"--bits {self.bits}: the ARM7TDMI works on 32-bit words: give a "
-                             "multiple of 32")
         words = self.bits // WORD_BITS
         if not algo.min_words <= words <= algo.max_words:
             raise AvrmpError(f"--bits {self.bits}: {algo.name} on the ARM7TDMI supports "

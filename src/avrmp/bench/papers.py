@@ -91,3 +91,11 @@ def ratio_to_public(op: str, bits: int, core_cycles: int, abi_cycles: int) -> fl
     ratios = [(abi_cycles if abi else core_cycles) / cycles
               for _, cycles, abi in best_public(op, bits)]
     return max(ratios, default=None)
+
+# Seed 001 Table 7: ARM7TDMI cycles (160-bit hybrid: none published).
+ARM7TDMI_TABLE7: dict[str, dict[int, int]] = {
+    "operand-scanning": {160: 493, 192: 699, 256: 1219},
+    "product-scanning": {160: 357, 192: 506, 256: 882},
+    "hybrid": {192: 424, 256: 726},
+    "operand-caching": {160: 281, 192: 392, 256: 700},
+}

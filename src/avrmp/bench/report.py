@@ -73,14 +73,17 @@ def write_json(rows: Sequence[Row], path: Path) -> None:
 README_BEGIN, README_END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
 
-def update_readme(path: Path, table: str) -> None:
-    """Put the freshly measured table between the bench markers of a markdown file."""
+def update_readme(path: Path, table: str, markers: tuple[str, str] = (README_BEGIN, README_END)
+                  ) -> None:
+    """Put the freshly measured table between the markers (the AVR bench's by default) of a
+    markdown file."""
+    begin, end = markers
     try:
         text = path.read_text()
     except OSError as e:
         raise AvrmpError(f"cannot read {path}: {e.strerror}") from None
-    if README_BEGIN not in text or README_END not in text:
-        raise AvrmpError(f"{path} has no {README_BEGIN} ... {README_END} markers")
-    head, rest = text.split(README_BEGIN, 1)
-    _, tail = rest.split(README_END, 1)
-    write_atomic(path, f"{head}{README_BEGIN}\n{table}{README_END}{tail}")
+    if begin not in text or end not in text:
+        raise AvrmpError(f"{path} has no {begin} ... {end} markers")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    write_atomic(path, f"{head}{begin}\n{table}{end}{tail}")

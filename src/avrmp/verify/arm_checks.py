@@ -1,0 +1,186 @@
+"""Verification of ARM7TDMI routines: Python's int is the oracle; the emulator
+(verify/arm_emulator.py) reports everything else.
+
+A routine faces the test load of inputs.test_operands (edge cases, Karatsuba sign patterns, then
+random operands), each call from an unkind start: result and operand buffers at random
+word-aligned places among random bytes, SP at a random 8-byte-aligned height, the registers the
+caller does not pass and the N Z C V flags random.  Every call is checked for the right result
+(little-endian 32-bit words); r4-r11 and SP restored as the AAPCS wants them; inputs unchanged;
+writes only to the result and the routine's own stack frame; and a return.  Timing, by variant:
+
+- "branchfree": identical instruction (PC) and data-address traces on every input, and identical
+  cycles apart from the multiplier's early termination (m, the multiplier's steps, depends on the
+  value of Rs): the cycles with every multiply at WORST_M steps must agree, which also refuses a
+  conditionally executed instruction whose condition depends on the data;
+- "consttime": that, and identical cycles ("branched", the AVR name for identical cycles with
+  branches allowed, is accepted and checks identical cycles only);
+- "none": no timing check."""
+
+from __future__ import annotations
+
+import random
+import secrets
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import AvrmpError
+from .arm_emulator import ArmCall, ArmEmulator, ArmMeasurement
+from .arm_toolchain import build_arm
+from .checks import Failure
+from .inputs import oracle, test_operands
+
+ARM_VARIANTS = ("branchfree", "consttime", "branched", "none")
+OPS = ("mul", "sqr")
+MAX_TESTS = 10_000_000
+MAX_FAILURES = 1000  # failures kept (their count goes on)
+CALLEE_SAVED_NAMES = tuple(f"r{i}" for i in range(4, 12))
+
+
+@dataclass
+class ArmReport:
+    op: str
+    words: int
+    variant: str
+    seed: int
+    inputs: int = 0
+    failures: list[Failure] = field(default_factory=list)
+    failure_count: int = 0  # all failures, kept or not
+    core_min: int = 0
+    core_max: int = 0
+    abi_min: int = 0
+    abi_max: int = 0
+    core_typical: int = 0  # on the first random (non-edge) input (#0 if none ran)
+    abi_typical: int = 0
+    stack_depth: int = 0
+    code_bytes: int = 0
+    instructions: int = 0  # executed by the first call
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def first_failure(self) -> str:
+        return self.failures[0].describe() if self.failures else ""
+
+
+def check_call(m: ArmMeasurement, expected: bytes, operands: tuple[bytes, ...]
+               ) -> tuple[str, str] | None:
+    """The first check one call fails, as (check, detail), or None."""
+    if m.error:
+        return "execution", m.error
+    if m.result != expected:
+        return "result", f"got {m.result.hex()}, expected {expected.hex()}"
+    clobbered = [name for name, a, b in zip(CALLEE_SAVED_NAMES, m.regs_before, m.regs_after)
+                 if a != b]
+    if clobbered:
+        return "abi", f"callee-saved register(s) {' '.join(clobbered)} not restored (AAPCS)"
+    if m.regs_after[8] != m.regs_before[8]:
+        return "abi", (f"stack pointer not restored: SP on return is entry SP"
+                       f"{m.regs_after[8] - m.regs_before[8]:+d}")
+    changed = [chr(65 + i) for i, (a, b) in enumerate(zip(operands, m.inputs_after)) if a != b]
+    if changed:
+        return "inputs", f"operand {' and '.join(changed)} modified"
+    if m.stray_writes:
+        where = list(dict.fromkeys(m.stray_writes))
+        more = f" and {len(where) - 4} more" if len(where) > 4 else ""
+        return "writes", ("wrote outside the result and its own stack frame at "
+                          f"{', '.join(where[:4])}{more}")
+    return None
+
+
+def check_timing(m: ArmMeasurement, first: ArmMeasurement, variant: str
+                 ) -> tuple[str, str] | None:
+    """The timing discipline of the variant, against the first input that ran."""
+    if variant == "none" or m.error:
+        return None
+    if variant != "branched":
+        if m.pc_digest != first.pc_digest:
+            return "timing", "instruction trace differs from input #0 (data-dependent branch)"
+        if m.data_digest != first.data_digest:
+            return "timing", ("data-address trace differs from input #0 (data-dependent "
+                              "memory access)")
+        if m.fixed_m_cycles != first.fixed_m_cycles:
+            return "timing", ("cycles differ from input #0 beyond the multiplier's early "
+                              "termination (a conditionally executed instruction depends on "
+                              "the data)")
+    if variant != "branchfree" and (m.abi_cycles, m.core_cycles) != (first.abi_cycles,
+                                                                    first.core_cycles):
+        return "timing", (f"{m.abi_cycles} cycles ({m.core_cycles} core), but input #0 took "
+                          f"{first.abi_cycles} ({first.core_cycles} core)")
+    return None
+
+
+def validate(op: str, words: int, variant: str, tests: int) -> None:
+    if op not in OPS:
+        raise AvrmpError(f"operation {op!r} on the ARM7TDMI: choose one of {', '.join(OPS)}")
+    if not 1 <= words <= 1024:
+        raise AvrmpError(f"{words} words: choose 1 to 1024 32-bit words")
+    if variant not in ARM_VARIANTS:
+        raise AvrmpError(f"variant {variant!r}: choose one of {', '.join(ARM_VARIANTS)}")
+    if not 0 <= tests <= MAX_TESTS:
+        raise AvrmpError(f"--tests {tests}: choose 0 to {MAX_TESTS}")
+
+
+def verify_arm(asm: Path, symbol: str, op: str, words: int, variant: str, tests: int = 1000,
+               seed: int | None = None, workdir: Path | None = None,
+               int_args: tuple[int, ...] = ()) -> ArmReport:
+    """Build `symbol` from `asm` and run the test load on it (seed None: a fresh random seed,
+    recorded in the report).  `int_args` follow the pointers in r2/r3 (a routine whose length
+    is a run-time argument)."""
+    validate(op, words, variant, tests)
+    if workdir is None:
+        with tempfile.TemporaryDirectory(prefix="avrmp-arm-") as tmp:
+            return verify_arm(asm, symbol, op, words, variant, tests, seed, Path(tmp), int_args)
+    fw = build_arm(Path(asm), symbol, Path(workdir))
+    seed = secrets.randbits(32) if seed is None else seed
+    report = ArmReport(op, words, variant, seed, code_bytes=fw.code_bytes)
+    n_inputs = 1 if op == "sqr" else 2
+    nbytes = 4 * words
+    edges = sum(1 for _ in test_operands(nbytes, n_inputs, 0, seed))
+    emulator = ArmEmulator(fw, buffer_bytes=max(0x1_0000, 8 * (n_inputs + 2) * nbytes))
+    run_load(report, emulator, test_operands(nbytes, n_inputs, tests, seed), edges, int_args)
+    return report
+
+
+def run_load(report: ArmReport, emulator: ArmEmulator, load, edges: int,
+             int_args: tuple[int, ...]) -> None:
+    """Call the routine on every input of `load`, recording failures and cycle figures; stop
+    early if a call hangs (every later call would hang too, each as slowly)."""
+    words = report.words
+    cap = 64 * words * words + 20_000
+    rng = random.Random(report.seed)
+    first: ArmMeasurement | None = None
+    for index, ops in enumerate(load):
+        operands = tuple(x.to_bytes(4 * words, "little") for x in ops)
+        call = ArmCall(operands, 8 * words, int_args, seed=rng.getrandbits(62))
+        m = emulator.call(call, max_instructions=cap)
+        first = first or (None if m.error else m)
+        bad = check_call(m, oracle(report.op, 4 * words, operands), operands)
+        bad = bad or (check_timing(m, first, report.variant) if first else None)
+        report.inputs += 1
+        if bad:
+            report.failure_count += 1
+            if len(report.failures) < MAX_FAILURES:
+                report.failures.append(Failure(index, *bad, operands))
+        if m.error:
+            if "did not return" in m.error:
+                break
+            continue
+        record(report, m, index == edges or index == 0)
+        if index == 0:
+            report.instructions = m.instructions
+
+
+def record(report: ArmReport, m: ArmMeasurement, typical: bool) -> None:
+    """Fold one returned call's cycles and stack depth into the report."""
+    if report.abi_max == 0:
+        report.core_min = report.core_max = m.core_cycles
+        report.abi_min = report.abi_max = m.abi_cycles
+    report.core_min, report.core_max = min(report.core_min, m.core_cycles), max(
+        report.core_max, m.core_cycles)
+    report.abi_min, report.abi_max = min(report.abi_min, m.abi_cycles), max(
+        report.abi_max, m.abi_cycles)
+    report.stack_depth = max(report.stack_depth, m.stack_depth)
+    if typical:
+        report.core_typical, report.abi_typical = m.core_cycles, m.abi_cycles

@@ -1,0 +1,79 @@
+"""The ARM7TDMI techniques: every one verified in the emulator at several sizes, the builder's
+static count equal to the trace timing on random inputs (every multiply at m = 4), the
+committed benchmark's cycles reproduced, and bad requests refused in one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_run import run
+
+from avrmp.bench.arm import arm_catalog
+from avrmp.routine.files import write_routine
+from avrmp.routine.generate import generate
+from avrmp.spec import Spec
+from avrmp.techniques.arm7tdmi.registry import ARM_ALGORITHMS
+from avrmp.verify.arm_checks import verify_arm
+
+ROOT = Path(__file__).resolve().parent.parent
+SIZES = (64, 96, 128, 192, 320)
+
+
+@pytest.mark.parametrize("algo, bits", [
+    (a, b) for a in ARM_ALGORITHMS for b in SIZES
+    if not (ARM_ALGORITHMS[a].even_only and (b // 32) % 2)])  # hybrid: even words only
+def test_technique_verified(algo, bits, tmp_path) -> None:
+    routine = generate(Spec("mul", bits, algo, target="arm7tdmi"))
+    asm, _ = write_routine(routine, tmp_path)
+    report = verify_arm(asm, routine.spec.symbol, "mul", bits // 32, "branchfree", 150, seed=3,
+                        workdir=tmp_path)
+    assert report.passed, report.first_failure()
+    assert report.core_typical == routine.model_cycles  # the one table, two uses
+    assert report.core_min < report.core_max  # zero words end the multiplier early
+
+
+def test_committed_benchmark_reproduced(tmp_path) -> None:
+    rows = json.loads((ROOT / "bench" / "arm7tdmi.json").read_text())
+    assert {(r["algo"], r["bits"]) for r in rows} == {
+        (s.algo, s.bits) for s in arm_catalog()}
+    for r in rows:
+        if r["bits"] <= 256:
+            routine = generate(Spec("mul", r["bits"], r["algo"], target="arm7tdmi"))
+            assert routine.model_cycles == r["core_cycles"] == r["model_cycles"]
+            assert r["verified"]
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["gen", "mul", "--target", "arm7tdmi", "--bits", "100"], "multiple of 32"),
+    (["gen", "mul", "--target", "arm7tdmi", "--bits", "160", "--algo", "hybrid"], "even"),
+    (["gen", "sqr", "--target", "arm7tdmi", "--bits", "160"], "serves mul"),
+    (["gen", "mul", "--target", "arm7tdmi", "--bits", "160", "--algo", "karatsuba"],
+     "unknown ARM7TDMI algorithm"),
+    (["gen", "mul", "--target", "arm7tdmi", "--bits", "160", "--dialect", "avrasm2"],
+     "GNU as only"),
+    (["gen", "mul", "--target", "arm7tdmi", "--bits", "160", "--e", "4"], "does not apply"),
+])
+def test_bad_requests(argv, message, capsys, tmp_path) -> None:
+    status, out, err = run([*argv, "-o", tmp_path / "out"], capsys)
+    assert status == 2 and message in err and err.count("\n") == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_gen_and_verify_from_the_command_line(capsys, tmp_path) -> None:
+    status, out, _ = run(["gen", "mul", "--target", "arm7tdmi", "--bits", "192", "--algo",
+                          "operand-caching", "-o", tmp_path], capsys)
+    assert status == 0
+    asm = tmp_path / "avrmp_mul192_operand_caching_arm.S"
+    assert "@ spec: op=mul bits=192 algo=operand-caching" in asm.read_text()
+    header = (tmp_path / "avrmp_mul192_operand_caching_arm.h").read_text()
+    assert "uint32_t *r, const uint32_t *a, const uint32_t *b" in header
+    status, out, _ = run(["verify", asm, "--target", "arm7tdmi", "--symbol",
+                          "avrmp_mul192_operand_caching_arm", "--bits", "192", "--op", "mul",
+                          "--tests", "50", "--seed", "2"], capsys)
+    assert status == 0 and out.startswith("PASS")
+    status, _, err = run(["verify", asm, "--target", "arm7tdmi", "--symbol",
+                          "avrmp_mul192_operand_caching_arm", "--bits", "96", "--op", "mul",
+                          "--tests", "5", "--seed", "2"], capsys)
+    assert status == 1 and "verification failed" in err  # a wrong size gives wrong products
