@@ -56,7 +56,7 @@ def test_committed_benchmark_reproduced(tmp_path) -> None:
     (["gen", "mul", "--target", "arm7tdmi", "--bits", "160", "--e", "4"], "does not apply"),
 ])
 def test_bad_requests(argv, message, capsys, tmp_path) -> None:
-    status, out, err = run([*argv, "-o", tmp_path / "out"], capsys)
+    status, _, err = run([*argv, "-o", tmp_path / "out"], capsys)
     assert status == 2 and message in err and err.count("\n") == 1
     assert not (tmp_path / "out").exists()
 

@@ -69,13 +69,13 @@ def _progress(specs: Sequence[Spec], on: bool):
 
 def arm_markdown(rows: Sequence[ArmRow]) -> str:
     lines = [
-        "ARM7TDMI, ARM state: core cycles from the timing model (ARM DDI 0210C, zero wait "
-        "states) applied to the executed trace in the emulator; on a random input, with the "
-        "range over the whole test load (zero words end the multiplier early). Seed 001 "
-        "Table 7 beside them.",
+        ("ARM7TDMI, ARM state: core cycles from the timing model (ARM DDI 0210C, zero wait "
+         "states) applied to the executed trace in the emulator; on a random input, with the "
+         "range over the whole test load (zero words end the multiplier early). Seed 001 "
+         "Table 7 beside them."),
         "",
-        "| bits | technique | core cycles | range | ABI cycles | bytes | stack | seed 001 T7 "
-        "| ours / T7 | verified |",
+        ("| bits | technique | core cycles | range | ABI cycles | bytes | stack | seed 001 T7 "
+         "| ours / T7 | verified |"),
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in sorted(rows, key=lambda r: (r.bits, list(ARM_ALGORITHMS).index(r.algo))):
