@@ -12,8 +12,7 @@ writes only to the result and the routine's own stack frame; and a return.  Timi
   cycles apart from the multiplier's early termination (m, the multiplier's steps, depends on the
   value of Rs): the cycles with every multiply at WORST_M steps must agree, which also refuses a
   conditionally executed instruction whose condition depends on the data;
-- "consttime": that, and identical cycles ("branched", the AVR name for identical cycles with
-  branches allowed, is accepted and checks identical cycles only);
+- "consttime": that, and identical cycles;
 - "none": no timing check."""
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ from .arm_toolchain import build_arm
 from .checks import Failure
 from .inputs import oracle, test_operands
 
-ARM_VARIANTS = ("branchfree", "consttime", "branched", "none")
+ARM_VARIANTS = ("branchfree", "consttime", "none")
 OPS = ("mul", "sqr")
 MAX_TESTS = 10_000_000
 MAX_FAILURES = 1000  # failures kept (their count goes on)
@@ -89,24 +88,23 @@ def check_call(m: ArmMeasurement, expected: bytes, operands: tuple[bytes, ...]
     return None
 
 
-def check_timing(m: ArmMeasurement, first: ArmMeasurement, variant: str
+def check_timing(m: ArmMeasurement, first: ArmMeasurement, variant: str, ref: int = 0
                  ) -> tuple[str, str] | None:
-    """The timing discipline of the variant, against the first input that ran."""
+    """The timing discipline of the variant, against input #ref (the first that returned)."""
     if variant == "none" or m.error:
         return None
-    if variant != "branched":
-        if m.pc_digest != first.pc_digest:
-            return "timing", "instruction trace differs from input #0 (data-dependent branch)"
-        if m.data_digest != first.data_digest:
-            return "timing", ("data-address trace differs from input #0 (data-dependent "
-                              "memory access)")
-        if m.fixed_m_cycles != first.fixed_m_cycles:
-            return "timing", ("cycles differ from input #0 beyond the multiplier's early "
-                              "termination (a conditionally executed instruction depends on "
-                              "the data)")
-    if variant != "branchfree" and (m.abi_cycles, m.core_cycles) != (first.abi_cycles,
-                                                                    first.core_cycles):
-        return "timing", (f"{m.abi_cycles} cycles ({m.core_cycles} core), but input #0 took "
+    if m.pc_digest != first.pc_digest:
+        return "timing", f"instruction trace differs from input #{ref} (data-dependent branch)"
+    if m.data_digest != first.data_digest:
+        return "timing", (f"data-address trace differs from input #{ref} (data-dependent "
+                          "memory access)")
+    if m.fixed_m_cycles != first.fixed_m_cycles:
+        return "timing", (f"cycles differ from input #{ref} beyond the multiplier's early "
+                          "termination (a conditionally executed instruction depends on the "
+                          "data)")
+    if variant == "consttime" and (m.abi_cycles, m.core_cycles) != (first.abi_cycles,
+                                                                   first.core_cycles):
+        return "timing", (f"{m.abi_cycles} cycles ({m.core_cycles} core), but input #{ref} took "
                           f"{first.abi_cycles} ({first.core_cycles} core)")
     return None
 
@@ -151,13 +149,15 @@ def run_load(report: ArmReport, emulator: ArmEmulator, load, edges: int,
     cap = 64 * words * words + 20_000
     rng = random.Random(report.seed)
     first: ArmMeasurement | None = None
+    ref = 0
     for index, ops in enumerate(load):
         operands = tuple(x.to_bytes(4 * words, "little") for x in ops)
         call = ArmCall(operands, 8 * words, int_args, seed=rng.getrandbits(62))
         m = emulator.call(call, max_instructions=cap)
-        first = first or (None if m.error else m)
+        if first is None and not m.error:
+            first, ref = m, index
         bad = check_call(m, oracle(report.op, 4 * words, operands), operands)
-        bad = bad or (check_timing(m, first, report.variant) if first else None)
+        bad = bad or (check_timing(m, first, report.variant, ref) if first else None)
         report.inputs += 1
         if bad:
             report.failure_count += 1

@@ -109,7 +109,7 @@ class Varying:
     cond: int
     rs_reg: int | None  # unicorn's id of the register holding the multiplier operand
     signed: bool
-    by_m: tuple[int, ...]  # cycles for m = 0..4 (only by_m[0] unless a multiply)
+    by_m: tuple[int, ...]  # a multiply's cycles for m = 0..4
     skipped: int  # cycles if its condition fails
     writes_sp: bool
 
@@ -148,6 +148,7 @@ class ArmEmulator:
         for s in self.fw.segments:
             for page in range(s.address // PAGE, (s.address + len(s.data) + PAGE - 1) // PAGE):
                 pages[page] = pages.get(page, False) or s.writable
+        self.writable_pages = {page for page, writable in pages.items() if writable}
         for page, writable in sorted(pages.items()):
             prot = uc_mod.UC_PROT_READ | uc_mod.UC_PROT_EXEC
             self.uc.mem_map(page * PAGE, PAGE, prot | (uc_mod.UC_PROT_WRITE if writable else 0))
@@ -155,8 +156,8 @@ class ArmEmulator:
             self.uc.mem_write(s.address, s.data)
 
     def code_hook(self):
-        """The per-instruction hook: lean, the classification cached per address (the image is
-        read-only, so the word at an address never changes), only Rs and the flags read as it
+        """The per-instruction hook: lean, the classification cached per address (on read-only
+        pages, where the word at an address never changes), only Rs and the flags read as it
         runs, and only where they matter."""
         cache, cpsr_reg, sp_reg = self.cache, arm_const.UC_ARM_REG_CPSR, arm_const.UC_ARM_REG_SP
 
@@ -199,7 +200,8 @@ class ArmEmulator:
             rs_reg = None if d.rs is None else REGISTERS[d.rs]
             varying = Varying(d.cond, rs_reg, d.signed, by_m, skipped, d.writes_sp)
         entry = (cost, begin <= address < end, varying)
-        self.cache[address] = entry
+        if address // PAGE not in self.writable_pages:  # code that may change is decoded anew
+            self.cache[address] = entry
         return entry
 
     def memory_hook(self):
