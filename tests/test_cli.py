@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from cli_run import run
 
+from avrmp.techniques.arm7tdmi.registry import ARM_ALGORITHMS
 from avrmp.techniques.registry import ALGORITHMS
 from avrmp.verify.inputs import test_operands as operand_sets
 
@@ -269,8 +270,11 @@ def test_verify_unwritable_json(tmp_path, capsys) -> None:
 def test_list_names_every_algorithm(capsys) -> None:
     status, out, err = run(["list"], capsys)
     assert status == 0 and err == ""
-    names = {ln.strip() for ln in out.splitlines() if ln and not ln.startswith(" ")}
+    avr, arm = out.split("--target arm7tdmi", 1)
+    names = {ln.strip() for ln in avr.splitlines() if ln and not ln.startswith(" ")}
     assert names == set(ALGORITHMS)
+    names = {ln.strip() for ln in arm.splitlines()[1:] if ln and not ln.startswith(" ")}
+    assert names == set(ARM_ALGORITHMS)
 
 
 BENCH_FIELDS = {"op", "bits", "algo", "variant", "core_cycles", "abi_cycles", "code_bytes",

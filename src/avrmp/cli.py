@@ -461,9 +461,9 @@ def cmd_list(args: argparse.Namespace) -> int:
               + ("" if a.needs_mul else "; runs without MUL"))
     print("\n--target arm7tdmi (mul, 32-bit words, branch-free):")
     for a in ARM_ALGORITHMS.values():
-        print(f"{a.name}{' (default)' if a.name == ARM_DEFAULT else ''}\n    {a.summary}\n"
-              f"    sizes: {WORD_BITS * a.min_words}..{WORD_BITS * a.max_words} bits"
-              + (" (even words)" if a.even_only else ""))
+        print(f"{a.name}\n    {a.summary}\n    sizes: {WORD_BITS * a.min_words}.."
+              f"{WORD_BITS * a.max_words} bits" + (" (even words)" if a.even_only else "")
+              + ("; the default" if a.name == ARM_DEFAULT else ""))
     return 0
 
 
