@@ -185,3 +185,18 @@ def test_bench_table_shape() -> None:
     assert all(line.count("|") == 7 for line in lines[2:])
     two = measure(("double", "radix51"), runs=1, reps=8)
     assert list(two[0].ticks) == ["double", "radix51"]
+
+
+def test_gen_from_the_command_line(capsys, tmp_path) -> None:
+    from cli_run import run
+
+    status, _, _ = run(["gen", "mul", "--target", "host64", "--repr", "radix51", "-o",
+                          tmp_path], capsys)
+    assert status == 0 and (tmp_path / "avrmp_r51.c").is_file()
+    assert "avrmp_r51_mul" in (tmp_path / "avrmp_r51.h").read_text()
+    for argv, message in ((["--target", "host64"], "needs --repr"),
+                          (["--repr", "radix51", "--bits", "64"], "host64 only"),
+                          (["--target", "host64", "--repr", "nope"], "invalid choice")):
+        status, _, err = run(["gen", "mul", *argv, "-o", tmp_path / "x"], capsys)
+        assert status == 2 and message in err and err.count("\n") == 1
+    assert not (tmp_path / "x").exists()

@@ -16,6 +16,8 @@ from . import __version__
 from .bench.arm import README_MARKERS as ARM_README_MARKERS
 from .bench.arm import arm_catalog, arm_markdown, measure_arm, write_arm_json
 from .bench.catalog import TUNED_EXTRAS, catalog
+from .bench.host64 import markdown as host64_markdown
+from .bench.host64 import measure as measure_host64
 from .bench.measure import run
 from .bench.pick import pick, requests
 from .bench.plot import plot
@@ -30,11 +32,13 @@ from .routine.tune import tune
 from .spec import OPS, TARGETS, VARIANTS, Spec
 from .target.avr.parts import DEFAULT_MCU, simulated_mcu
 from .techniques.arm7tdmi.registry import ARM_ALGORITHMS, ARM_DEFAULT, WORD_BITS
+from .techniques.host64 import REPRESENTATIONS, emit
 from .techniques.registry import ALGORITHMS, DEFAULT_ALGO, get_algorithm
 from .tuning import table
 from .tuning.table import TABLE
 from .verify.arm_checks import verify_arm
 from .verify.checks import verify_file, verify_firmware
+from .verify.host64 import verify_host, write_host_source
 from .verify.toolchain import build_firmware
 
 
@@ -67,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("gen", help="generate a routine (.S and .h)")
     _add_request_args(g)
-    _add_target_arg(g)
+    _add_target_arg(g, host64=True)
     g.add_argument("--name", default="", help="symbol name (default avrmp_OPBITS_ALGO)")
     g.add_argument("-o", "--out", type=Path, required=True, help="output directory")
     g.add_argument("--dialect", choices=tuple(DIALECTS), default="gnu",
@@ -99,10 +103,20 @@ def build_parser() -> argparse.ArgumentParser:
     return top
 
 
-def _add_target_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--target", choices=TARGETS, default="avr",
-                   help="avr (default: --mcu names the part) or arm7tdmi (ARM state, AAPCS, "
-                   "arm-none-eabi-gcc; operands in 32-bit words, --bits a multiple of 32)")
+HOST64_README_MARKERS = ("<!-- bench-host64:begin -->", "<!-- bench-host64:end -->")
+
+
+def _add_target_arg(p: argparse.ArgumentParser, host64: bool = False) -> None:
+    p.add_argument("--target", choices=(*TARGETS, "host64") if host64 else TARGETS,
+                   default="avr",
+                   help="avr (default: --mcu names the part), arm7tdmi (ARM state, AAPCS, "
+                   "arm-none-eabi-gcc; operands in 32-bit words, --bits a multiple of 32)"
+                   + (" or host64 (portable C for 255-bit integers, see --repr)" if host64
+                      else ""))
+    if host64:
+        p.add_argument("--repr", choices=REPRESENTATIONS,
+                       help="host64: the representation (radix64, radix51 or double); its .c "
+                       "carries every operation: from/to bytes, add, sub, mul, carry")
 
 
 def _add_request_args(p: argparse.ArgumentParser, op_required: bool = True) -> None:
@@ -196,7 +210,7 @@ def _add_bench_parser(sub) -> None:
     b.add_argument("--algos", type=_csv(str))
     b.add_argument("--variants", type=_csv(str))
     b.add_argument("--mcu", default=DEFAULT_MCU)
-    _add_target_arg(b)
+    _add_target_arg(b, host64=True)
     b.add_argument("--e", type=_csv(int), help="operand caching: run each of these e (seed 001 "
                    "Table 5) instead of the default")
     b.add_argument("--d", type=_csv(int), help="hybrid: run each of these d instead of the default")
@@ -235,11 +249,30 @@ def _spec_from(args: argparse.Namespace) -> Spec:
 
 
 def cmd_gen(args: argparse.Namespace) -> int:
+    if args.target == "host64":
+        return _gen_host64(args)
+    if args.repr:
+        raise AvrmpError("--repr applies to --target host64 only")
     if args.target != "avr" and (args.dialect != "gnu" or args.tune):
         raise AvrmpError(f"--target {args.target}: GNU as only, and nothing to --tune")
     routine = generate(_spec_from(args), tune=args.tune)
     asm, hdr = write_routine(routine, args.out, args.dialect)
     print(f"{asm}\n{hdr}")
+    return 0
+
+
+def _gen_host64(args: argparse.Namespace) -> int:
+    """The representation's .c and .h, verified against Python ints before they are written."""
+    if not args.repr:
+        raise AvrmpError("--target host64 needs --repr (radix64, radix51 or double)")
+    if args.op not in ("mul", "add", "sub"):
+        raise AvrmpError(f"--target host64 does not do {args.op}: its files serve mul, add, sub")
+    source = emit(args.repr, args.name or None)
+    report = verify_host(args.repr, tests=1000, seed=1, source=source)
+    if not report.passed:
+        raise AvrmpError(f"the generated C fails verification: {report.first_failure()}")
+    for path in write_host_source(source, args.out):
+        print(path)
     return 0
 
 
@@ -398,6 +431,8 @@ def _write_verify_json(args: argparse.Namespace, report) -> None:
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.target == "arm7tdmi":
         return _bench_arm(args)
+    if args.target == "host64":
+        return _bench_host64(args)
     simulated_mcu(args.mcu)
     for algo in args.algos or ():
         get_algorithm(algo)
@@ -448,6 +483,17 @@ def _bench_arm(args: argparse.Namespace) -> int:
     if failed:
         print(f"avrmp: {len(failed)} routine(s) failed verification", file=sys.stderr)
         return 1
+    return 0
+
+
+def _bench_host64(args: argparse.Namespace) -> int:
+    """Each operation of each representation timed in one process: ratios, not absolutes."""
+    table = host64_markdown(measure_host64(progress=sys.stderr.isatty()))
+    print(table, end="")
+    if args.markdown:
+        write_atomic(args.markdown, table)
+    if args.readme:
+        update_readme(args.readme, table, HOST64_README_MARKERS)
     return 0
 
 
