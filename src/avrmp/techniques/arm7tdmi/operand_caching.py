@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ...program.arm import ArmProgram
 from .kernel import A_PTR, B_PTR, RESULT, ArmKernel
-from .words import Pointer
+from .words import Pointer, row_step
 
 E = 3
 A_REGS, CARRIES, WINDOW = (3, 4, 5), (6, 7, 8), [9, 10, 11]
@@ -43,29 +43,11 @@ def _block(prog: ArmProgram, i0: int, rows: int, b: Pointer, r: Pointer, n: int)
             r.load(i0 + j + partial[0], sorted(window[t] for t in partial),
                    comment="partial result")
         for t in range(rows):
-            _step(prog, A_REGS[t], CARRIES[t], window[t], fresh=t in fresh, first=(j == 0))
+            row_step(prog, window[t], CARRIES[t], A_REGS[t], B_REG, ZERO, fresh=t in fresh,
+                     first=j == 0)
         r.store(i0 + j, [window[0]], then=i0 + j + 1, comment=f"R[{i0 + j}] done")
         window[:] = window[1:] + window[:1]
     _flush(prog, i0, rows, window, r, n)
-
-
-def _step(prog: ArmProgram, a: int, carry: int, word: int, fresh: bool, first: bool) -> None:
-    """(carry:word) = word + carry + a*b_j; fresh: the word is empty (no partial result yet),
-    first: the row's carry is empty (its first step)."""
-    if fresh and first:
-        prog.umull(word, carry, a, B_REG, "a*b")
-    elif fresh:
-        prog.umull(word, ZERO, a, B_REG, "a*b, high word borrowed")
-        prog.alu("adds", word, word, carry)
-        prog.alu_imm("adc", carry, ZERO, 0)
-        prog.mov_imm(ZERO, 0)
-    elif first:
-        prog.mov_imm(carry, 0)
-        prog.umlal(word, carry, a, B_REG, "R + a*b")
-    else:
-        prog.alu("adds", word, word, carry, "R + c")
-        prog.alu_imm("adc", carry, ZERO, 0, "c = the carry")
-        prog.umlal(word, carry, a, B_REG, "R + c + a*b: below 2^64")
 
 
 def _flush(prog: ArmProgram, i0: int, rows: int, window: list[int], r: Pointer, n: int) -> None:

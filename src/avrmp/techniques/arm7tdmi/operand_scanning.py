@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ...program.arm import ArmProgram
 from .kernel import A_PTR, B_PTR, RESULT, ArmKernel
-from .words import Pointer, chunks
+from .words import Pointer, chunks, row_step
 
 GROUP = 4
 A_REG, CARRY, ZERO = 3, 4, 5  # ZERO holds the high product words in row 0, zero after it
@@ -37,18 +37,6 @@ def _group(prog: ArmProgram, i: int, js: list[int], b: Pointer, r: Pointer, n: i
     b.load(js[0], B_REGS[:g], then=js[-1] + 1 if js[-1] + 1 < n else 0)
     if i:
         r.load(i + js[0], words)
-    for w, bj, j in zip(words, B_REGS, js):
-        if i == 0 and j == 0:
-            prog.umull(w, CARRY, A_REG, bj, "a*b")
-        elif i == 0:  # R is empty: t = c + a*b
-            prog.umull(w, ZERO, A_REG, bj, "a*b")
-            prog.alu("adds", w, w, CARRY, "+ c")
-            prog.alu_imm("adc", CARRY, ZERO, 0, "c: the high word and the carry")
-        elif j == 0:
-            prog.mov_imm(CARRY, 0)
-            prog.umlal(w, CARRY, A_REG, bj, "R + a*b")
-        else:
-            prog.alu("adds", w, w, CARRY, "R + c")
-            prog.alu_imm("adc", CARRY, ZERO, 0, "c = the carry")
-            prog.umlal(w, CARRY, A_REG, bj, "R + c + a*b: below 2^64")
+    for w, bj, j in zip(words, B_REGS, js):  # row 0: R is empty, ZERO is cleared after it
+        row_step(prog, w, CARRY, A_REG, bj, ZERO, fresh=i == 0, first=j == 0, keep_zero=False)
     r.store(i + js[0], words, then=i + js[-1] + 1)
