@@ -14,14 +14,14 @@ from pathlib import Path
 
 from . import __version__
 from .bench.arm import README_MARKERS as ARM_README_MARKERS
-from .bench.arm import arm_catalog, arm_markdown, measure_arm, write_arm_json
+from .bench.arm import arm_catalog, arm_markdown, measure_arm
 from .bench.catalog import TUNED_EXTRAS, catalog
 from .bench.host64 import markdown as host64_markdown
 from .bench.host64 import measure as measure_host64
 from .bench.measure import run
 from .bench.pick import pick, requests
 from .bench.plot import plot
-from .bench.report import markdown, update_readme, write_json
+from .bench.report import README_BEGIN, README_END, markdown, update_readme, write_json
 from .errors import AvrmpError
 from .library.bundle import DEFAULT_SIZES, FAMILIES, make_bundle
 from .library.uecc import DROP_IN_FILE, ENTRY, UECC_FLAGS, UECC_SIZES, make_drop_in
@@ -445,17 +445,22 @@ def cmd_bench(args: argparse.Namespace) -> int:
     specs = catalog(args.ops, args.bits, args.algos, args.variants, args.mcu,
                           {"e": args.e, "d": args.d})
     rows = run(specs, args.tests, progress=sys.stderr.isatty())
-    table = markdown(rows)
+    if args.plot:
+        plot(rows, args.plot)
+    return _publish(args, rows, markdown(rows), (README_BEGIN, README_END))
+
+
+def _publish(args: argparse.Namespace, rows: list, table: str, markers: tuple[str, str]) -> int:
+    """Print a benchmark's table and write it where asked (--json, --markdown, the README
+    between `markers`); status 1 if a routine failed verification."""
     print(table, end="")
     if args.json:
         write_json(rows, args.json)
     if args.markdown:
         write_atomic(args.markdown, table)
-    if args.plot:
-        plot(rows, args.plot)
     if args.readme:
-        update_readme(args.readme, table)
-    failed = [r for r in rows if not r.verified]
+        update_readme(args.readme, table, markers)
+    failed = [r for r in rows if not getattr(r, "verified", True)]  # host64 rows: nothing run
     if failed:
         print(f"avrmp: {len(failed)} routine(s) failed verification", file=sys.stderr)
         return 1
@@ -471,30 +476,13 @@ def _bench_arm(args: argparse.Namespace) -> int:
         raise AvrmpError("--tests must be 0 or more")
     specs = arm_catalog(args.bits, args.algos)
     rows = measure_arm(specs, args.tests, progress=sys.stderr.isatty())
-    table = arm_markdown(rows)
-    print(table, end="")
-    if args.json:
-        write_arm_json(rows, args.json)
-    if args.markdown:
-        write_atomic(args.markdown, table)
-    if args.readme:
-        update_readme(args.readme, table, ARM_README_MARKERS)
-    failed = [r for r in rows if not r.verified]
-    if failed:
-        print(f"avrmp: {len(failed)} routine(s) failed verification", file=sys.stderr)
-        return 1
-    return 0
+    return _publish(args, rows, arm_markdown(rows), ARM_README_MARKERS)
 
 
 def _bench_host64(args: argparse.Namespace) -> int:
     """Each operation of each representation timed in one process: ratios, not absolutes."""
-    table = host64_markdown(measure_host64(progress=sys.stderr.isatty()))
-    print(table, end="")
-    if args.markdown:
-        write_atomic(args.markdown, table)
-    if args.readme:
-        update_readme(args.readme, table, HOST64_README_MARKERS)
-    return 0
+    rows = measure_host64(progress=sys.stderr.isatty())
+    return _publish(args, rows, host64_markdown(rows), HOST64_README_MARKERS)
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -4,13 +4,14 @@ trace, beside the paper's figures."""
 
 from __future__ import annotations
 
-import json
 import tempfile
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
-from ..routine.files import write_atomic, write_routine
+from tqdm import tqdm
+
+from ..routine.files import write_routine
 from ..routine.generate import generate
 from ..spec import Spec
 from ..techniques.arm7tdmi.registry import ARM_ALGORITHMS, WORD_BITS
@@ -47,7 +48,8 @@ def arm_catalog(bits: Sequence[int] | None = None, algos: Sequence[str] | None =
 def measure_arm(specs: Sequence[Spec], tests: int, progress: bool = False) -> list[ArmRow]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="avrmp-arm-bench-") as tmp:
-        for spec in _progress(specs, progress):
+        for spec in tqdm(specs, desc="arm7tdmi", unit="routine", disable=not progress,
+                         leave=False):
             routine = generate(spec)
             asm, _ = write_routine(routine, Path(tmp))
             r = verify_arm(asm, spec.symbol, "mul", spec.words, "branchfree", tests, seed=1,
@@ -58,13 +60,6 @@ def measure_arm(specs: Sequence[Spec], tests: int, progress: bool = False) -> li
                                ARM7TDMI_TABLE7.get(spec.algo, {}).get(spec.bits),
                                "" if r.passed else r.first_failure()))
     return rows
-
-
-def _progress(specs: Sequence[Spec], on: bool):
-    if not on:
-        return specs
-    from tqdm import tqdm
-    return tqdm(specs, desc="arm7tdmi", unit="routine")
 
 
 def arm_markdown(rows: Sequence[ArmRow]) -> str:
@@ -85,7 +80,3 @@ def arm_markdown(rows: Sequence[ArmRow]) -> str:
             f"{r.abi_cycles} | {r.code_bytes} | {r.stack_bytes} | {r.paper or '–'} | {ratio} "
             f"| {'yes' if r.verified else 'NO: ' + r.failure} |")
     return "\n".join(lines) + "\n"
-
-
-def write_arm_json(rows: Sequence[ArmRow], path: Path) -> None:
-    write_atomic(path, json.dumps([asdict(r) for r in rows], indent=1) + "\n")

@@ -66,7 +66,8 @@ def squaring_ratios(rows: Sequence[Row]) -> list[str]:
     return out
 
 
-def write_json(rows: Sequence[Row], path: Path) -> None:
+def write_json(rows: Sequence, path: Path) -> None:
+    """Rows of any benchmark (dataclasses: Row, ArmRow) as a JSON list."""
     write_atomic(path, json.dumps([asdict(r) for r in rows], indent=1) + "\n")
 
 

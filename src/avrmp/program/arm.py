@@ -67,8 +67,8 @@ class ArmProgram:
             raise AvrmpError(f"internal: {mnemonic} is not a three-operand data instruction")
         if isinstance(operand, int):
             reads, text = {rn, operand}, reg_text(operand)
-        else:  # a register shifted by an immediate
-            reads, text = {rn, int(operand.split(",")[0].strip()[1:])}, operand
+        else:
+            reads, text = {rn, _shifted_register(operand)}, operand
         self._add(mnemonic, f"{reg_text(rd)}, {reg_text(rn)}, {text}", {rd}, reads,
                   comment=comment)
 
@@ -80,8 +80,8 @@ class ArmProgram:
 
     def mov(self, rd: int, operand: str, comment: str = "") -> None:
         """rd = a register shifted by an immediate ("r3, lsr #16")."""
-        source = int(operand.split(",")[0].strip()[1:])
-        self._add("mov", f"{reg_text(rd)}, {operand}", {rd}, {source}, comment=comment)
+        self._add("mov", f"{reg_text(rd)}, {operand}", {rd}, {_shifted_register(operand)},
+                  comment=comment)
 
     def mov_imm(self, rd: int, value: int, comment: str = "") -> None:
         _check_immediate(value)
@@ -163,6 +163,11 @@ class ArmProgram:
 
     def extend(self, other: ArmProgram) -> None:
         self.items.extend(other.items)
+
+
+def _shifted_register(operand: str) -> int:
+    """The register of a shifted-register operand such as "r3, lsr #16"."""
+    return int(operand.split(",")[0].strip()[1:])
 
 
 def _address(base: int, offset: int, post: int | None) -> str:
