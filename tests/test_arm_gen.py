@@ -34,13 +34,41 @@ def test_technique_verified(algo, bits, tmp_path) -> None:
     assert report.core_min < report.core_max  # zero words end the multiplier early
 
 
+@pytest.mark.parametrize("bits", (32, 64, 96, 160, 256, 320))
+def test_consttime_takes_the_same_cycles_on_every_input(bits, tmp_path) -> None:
+    routine = generate(Spec("mul", bits, "operand-scanning", "consttime", target="arm7tdmi"))
+    asm, _ = write_routine(routine, tmp_path)
+    assert routine.spec.symbol.endswith("_ct")
+    report = verify_arm(asm, routine.spec.symbol, "mul", bits // 32, "consttime", 150, seed=4,
+                        workdir=tmp_path)
+    assert report.passed, report.first_failure()  # edge cases: zero words, top bits clear
+    assert report.core_min == report.core_max == routine.model_cycles
+    plain = generate(Spec("mul", bits, "operand-scanning", target="arm7tdmi"))
+    asm, _ = write_routine(plain, tmp_path)
+    report = verify_arm(asm, plain.spec.symbol, "mul", bits // 32, "consttime", 20, seed=4,
+                        workdir=tmp_path)
+    assert not report.passed  # the check can fail: the plain routine's m varies
+
+
+def test_seed001_multiplier_count_is_the_trace_at_m2(tmp_path) -> None:
+    routine = generate(Spec("mul", 160, "operand-caching", target="arm7tdmi"))
+    asm, _ = write_routine(routine, tmp_path)
+    report = verify_arm(asm, routine.spec.symbol, "mul", 5, "branchfree", 10, seed=1,
+                        workdir=tmp_path)
+    multiplies = sum(v for k, v in routine.classes.items() if k in ("umull", "umlal"))
+    assert multiplies == 25
+    assert report.core_seed001_typical == report.core_typical - 2 * multiplies
+
+
 def test_committed_benchmark_reproduced(tmp_path) -> None:
     rows = json.loads((ROOT / "bench" / "arm7tdmi.json").read_text())
-    assert {(r["algo"], r["bits"]) for r in rows} == {
-        (s.algo, s.bits) for s in arm_catalog()}
+    assert {(r["algo"], r["variant"], r["bits"]) for r in rows} == {
+        (s.algo, s.variant, s.bits) for s in arm_catalog()}
+    assert any(r["variant"] == "consttime" for r in rows)
     for r in rows:
         if r["bits"] <= 256:
-            routine = generate(Spec("mul", r["bits"], r["algo"], target="arm7tdmi"))
+            routine = generate(Spec("mul", r["bits"], r["algo"], r["variant"],
+                                    target="arm7tdmi"))
             assert routine.model_cycles == r["core_cycles"] == r["model_cycles"]
             assert r["verified"]
 
@@ -54,6 +82,9 @@ def test_committed_benchmark_reproduced(tmp_path) -> None:
     (["gen", "mul", "--target", "arm7tdmi", "--bits", "160", "--dialect", "avrasm2"],
      "GNU as only"),
     (["gen", "mul", "--target", "arm7tdmi", "--bits", "160", "--e", "4"], "does not apply"),
+    (["gen", "mul", "--target", "arm7tdmi", "--bits", "160", "--algo", "operand-caching",
+      "--variant", "consttime"], "offers branchfree"),
+    (["gen", "mul", "--bits", "160", "--variant", "consttime"], "the ARM7TDMI's"),
 ])
 def test_bad_requests(argv, message, capsys, tmp_path) -> None:
     status, _, err = run([*argv, "-o", tmp_path / "out"], capsys)
@@ -77,3 +108,11 @@ def test_gen_and_verify_from_the_command_line(capsys, tmp_path) -> None:
                           "avrmp_mul192_operand_caching_arm", "--bits", "96", "--op", "mul",
                           "--tests", "5", "--seed", "2"], capsys)
     assert status == 1 and "verification failed" in err  # a wrong size gives wrong products
+
+
+def test_consttime_is_checked_on_the_arm7tdmi_only(capsys, tmp_path) -> None:
+    asm = tmp_path / "x.S"
+    asm.write_text("")
+    status, _, err = run(["verify", asm, "--symbol", "x", "--bits", "64", "--op", "mul",
+                          "--variant", "consttime"], capsys)
+    assert status == 2 and "ARM7TDMI" in err and err.count("\n") == 1

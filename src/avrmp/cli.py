@@ -29,7 +29,7 @@ from .routine.files import DIALECTS, write_atomic, write_routine
 from .routine.generate import generate, table_key
 from .routine.rebuild import rebuild
 from .routine.tune import tune
-from .spec import OPS, TARGETS, VARIANTS, Spec
+from .spec import AVR_VARIANTS, OPS, TARGETS, VARIANTS, Spec
 from .target.avr.parts import DEFAULT_MCU, simulated_mcu
 from .techniques.arm7tdmi.registry import ARM_ALGORITHMS, ARM_DEFAULT, WORD_BITS
 from .techniques.host64 import REPRESENTATIONS, emit
@@ -168,7 +168,7 @@ def _add_bundle_parser(sub) -> None:
                    help="mul: ATmega with the hardware multiplier (measured on the ATmega128 "
                    "and ATmega328P, example for the Uno and the Mega); nomul: ATtiny without "
                    "it (ATtiny85)")
-    b.add_argument("--variant", choices=VARIANTS, default="branchfree",
+    b.add_argument("--variant", choices=AVR_VARIANTS, default="branchfree",
                    help="branched: NOP-balanced branches allowed where faster")
     b.add_argument("--max-flash", type=int, help="bytes of code at most per routine")
     b.add_argument("--tests", type=int, default=1000, help="random inputs per routine and part")
@@ -187,8 +187,9 @@ def _add_verify_parser(sub) -> None:
     _add_target_arg(v)
     v.add_argument(
         "--variant", choices=(*VARIANTS, "none"), default="branchfree",
-        help="timing discipline to check: branchfree = identical cycles and traces, "
-        "branched = identical cycles, none = no timing check",
+        help="timing discipline to check: branchfree = identical cycles and traces (on the "
+        "ARM7TDMI: traces, cycles apart from the multiplier's early end), branched = identical "
+        "cycles, consttime (ARM7TDMI) = identical traces and cycles, none = no timing check",
     )
     v.add_argument("--json", type=Path, help="write the report as JSON")
     v.add_argument("--seed", type=int, help="replay the random inputs and start states of an "
@@ -373,6 +374,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         raise AvrmpError(f"cannot read {args.file}: no such file")
     if args.target == "arm7tdmi":
         return _verify_arm(args)
+    if args.variant == "consttime":
+        raise AvrmpError("--variant consttime checks ARM7TDMI routines; on the AVR, branchfree "
+                         "checks identical cycles and traces")
     simulated_mcu(args.mcu)
     if args.bits <= 0 or args.bits % 8:
         raise AvrmpError(f"--bits {args.bits}: must be a positive multiple of 8")
@@ -400,12 +404,15 @@ def _verify_arm(args: argparse.Namespace) -> int:
     if args.bits <= 0 or args.bits % WORD_BITS:
         raise AvrmpError(f"--bits {args.bits}: a positive multiple of 32 for the ARM7TDMI")
     if args.variant == "branched" or args.len_arg:
-        raise AvrmpError("--target arm7tdmi checks --variant branchfree or none, fixed sizes")
+        raise AvrmpError("--target arm7tdmi checks --variant branchfree, consttime or none, "
+                         "fixed sizes")
     r = verify_arm(args.file, args.symbol, args.op, args.bits // WORD_BITS, args.variant,
                    args.tests, args.seed)
+    spread = ("the same on every input" if r.core_min == r.core_max else
+              f"{r.core_min}-{r.core_max} over the load: the multiplier ends early on small "
+              "words")
     summary = (f"{args.symbol}: {r.inputs} inputs (seed {r.seed}); core {r.core_typical} "
-               f"cycles on a random input ({r.core_min}-{r.core_max} over the load: the "
-               f"multiplier ends early on small words), ABI {r.abi_typical}, stack "
+               f"cycles on a random input ({spread}), ABI {r.abi_typical}, stack "
                f"{r.stack_depth} bytes, {r.code_bytes} bytes of code")
     if r.passed:
         print(f"PASS {summary}")
@@ -436,7 +443,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     simulated_mcu(args.mcu)
     for algo in args.algos or ():
         get_algorithm(algo)
-    for name, given, known in (("--ops", args.ops, OPS), ("--variants", args.variants, VARIANTS)):
+    for name, given, known in (("--ops", args.ops, OPS), ("--variants", args.variants,
+                                                                  AVR_VARIANTS)):
         for x in given or ():
             if x not in known:
                 raise AvrmpError(f"{name}: unknown {x!r}: choose from {', '.join(known)}")

@@ -12,7 +12,8 @@ from .techniques.arm7tdmi.registry import WORD_BITS, ArmAlgorithm, get_arm_algor
 from .techniques.registry import Algorithm, get_algorithm
 
 OPS = ("mul", "sqr", "add", "sub")
-VARIANTS = ("branched", "branchfree")
+AVR_VARIANTS = ("branched", "branchfree")
+VARIANTS = (*AVR_VARIANTS, "consttime")  # consttime: the ARM7TDMI's (its multiplier stops early)
 TARGETS = ("avr", "arm7tdmi")
 
 
@@ -65,8 +66,9 @@ class Spec:
                 raise AvrmpError(f"--{param} does not apply to {algo.name} on the ARM7TDMI")
         if self.looped:
             raise AvrmpError("--looped: the ARM7TDMI routines are unrolled")
-        if self.variant != "branchfree":
-            raise AvrmpError(f"--variant {self.variant}: the ARM7TDMI routines are branch-free")
+        if self.variant not in algo.variants:
+            raise AvrmpError(f"--variant {self.variant}: {algo.name} on the ARM7TDMI offers "
+                             f"{', '.join(algo.variants)}")
 
     def _check_algorithm(self, algo: Algorithm) -> None:
         """What the algorithm offers: its operations, sizes, parameters and variants."""
@@ -86,6 +88,9 @@ class Spec:
             if getattr(self, param) is not None and param not in algo.accepts:
                 raise AvrmpError(f"--{param} does not apply to {algo.name}")
         self._check_looped(algo)
+        if self.variant == "consttime":
+            raise AvrmpError("--variant consttime is the ARM7TDMI's: on the AVR the branchfree "
+                             "routines take constant time (verified: identical cycles and traces)")
         if self.variant not in algo.variants:
             raise AvrmpError(f"--variant {self.variant}: {algo.name} offers "
                              f"{', '.join(algo.variants)}")
@@ -129,7 +134,7 @@ class Spec:
             return self.name
         if self.runtime_length:  # one routine serves every length: the name carries no size
             return f"avrmp_{self.op}_{self.algo.replace('-', '_')}"
-        tag = "" if self.variant == "branchfree" else "_br"
+        tag = {"branchfree": "", "branched": "_br", "consttime": "_ct"}[self.variant]
         loop = "_looped" if self.looped else ""
         arm = "_arm" if self.target == "arm7tdmi" else ""
         return f"avrmp_{self.op}{self.bits}_{self.algo.replace('-', '_')}{arm}{tag}{loop}"

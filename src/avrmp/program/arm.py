@@ -78,9 +78,10 @@ class ArmProgram:
         self._add(mnemonic, f"{reg_text(rd)}, {reg_text(rn)}, #{value}", {rd}, {rn},
                   comment=comment)
 
-    def mov(self, rd: int, operand: str, comment: str = "") -> None:
-        """rd = a register shifted by an immediate ("r3, lsr #16")."""
-        self._add("mov", f"{reg_text(rd)}, {operand}", {rd}, {_shifted_register(operand)},
+    def mov(self, rd: int, operand: str, comment: str = "", mnemonic: str = "mov") -> None:
+        """rd = a register shifted by an immediate ("r3, lsr #16"); mnemonic "mvn": its
+        complement."""
+        self._add(mnemonic, f"{reg_text(rd)}, {operand}", {rd}, {_shifted_register(operand)},
                   comment=comment)
 
     def mov_imm(self, rd: int, value: int, comment: str = "") -> None:

@@ -12,7 +12,7 @@ from .wrapper import Routine, c_header
 
 
 def generate_arm(spec: Spec) -> Routine:
-    kernel = spec.arm_algorithm.build(spec.words)
+    kernel = spec.arm_algorithm.kernel(spec.words, spec.variant)
     body, sym, n = kernel.body, spec.symbol, spec.words
     saved = tuple(sorted(body.registers_written & CALLEE_SAVED))
     prologue, epilogue = ArmProgram(), ArmProgram()

@@ -51,6 +51,7 @@ class ArmReport:
     abi_max: int = 0
     core_typical: int = 0  # on the first random (non-edge) input (#0 if none ran)
     abi_typical: int = 0
+    core_seed001_typical: int = 0  # the same input's core with every multiply at SEED001_M
     stack_depth: int = 0
     code_bytes: int = 0
     instructions: int = 0  # executed by the first call
@@ -184,3 +185,4 @@ def record(report: ArmReport, m: ArmMeasurement, typical: bool) -> None:
     report.stack_depth = max(report.stack_depth, m.stack_depth)
     if typical:
         report.core_typical, report.abi_typical = m.core_cycles, m.abi_cycles
+        report.core_seed001_typical = m.core_seed001_m

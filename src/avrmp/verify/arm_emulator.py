@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from ..errors import AvrmpError
 from ..target.arm7tdmi.decode import AL, Executed, condition_passes, cycles, decode
-from ..target.arm7tdmi.isa import WORST_M, multiplier_steps
+from ..target.arm7tdmi.isa import SEED001_M, WORST_M, multiplier_steps
 from .arm_toolchain import ArmFirmware
 
 try:
@@ -70,6 +70,7 @@ class ArmMeasurement:
     abi_cycles: int = 0
     core_cycles: int = 0
     fixed_m_cycles: int = 0  # ABI cycles with every executed multiply at WORST_M steps
+    core_seed001_m: int = 0  # core cycles with every executed multiply at SEED001_M steps
     instructions: int = 0
     pc_digest: str = ""
     data_digest: str = ""
@@ -97,6 +98,7 @@ class Trace:
     abi: int = 0
     core_cycles: int = 0
     m_slack: int = 0  # sum of WORST_M - m over executed multiplies
+    core_m_excess: int = 0  # sum of m - SEED001_M over the core's executed multiplies
     min_sp: int = 0
     sp_moved: bool = False  # the last instruction may have written SP
     fault: str = ""
@@ -175,6 +177,7 @@ class ArmEmulator:
                     m = multiplier_steps(uc.reg_read(v.rs_reg), v.signed)
                     cost = v.by_m[m]
                     t.m_slack += WORST_M - m
+                    t.core_m_excess += (m - SEED001_M) if in_core else 0
                 t.sp_moved = v.writes_sp
             t.abi += cost
             if in_core:
@@ -299,6 +302,7 @@ class ArmEmulator:
         return ArmMeasurement(
             result=bytes(uc.mem_read(at[0], call.result_len)),
             abi_cycles=t.abi, core_cycles=t.core_cycles, fixed_m_cycles=t.abi + t.m_slack,
+            core_seed001_m=t.core_cycles - t.core_m_excess,
             instructions=len(t.pcs), pc_digest=digest(t.pcs), data_digest=digest(data),
             stray_writes=tuple(describe(a, regions, names, sp) for a in stray),
             regs_before=before, regs_after=(*after, uc.reg_read(arm.UC_ARM_REG_SP)),

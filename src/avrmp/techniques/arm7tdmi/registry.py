@@ -17,10 +17,14 @@ WORD_BITS = 32
 class ArmAlgorithm:
     name: str
     summary: str
-    build: Callable[[int], ArmKernel]  # operand words -> kernel
+    build: Callable[..., ArmKernel]  # operand words (and consttime=True) -> kernel
     min_words: int = 1
     max_words: int = 64
     even_only: bool = False
+    variants: tuple[str, ...] = ("branchfree",)
+
+    def kernel(self, words: int, variant: str) -> ArmKernel:
+        return self.build(words, consttime=True) if variant == "consttime" else self.build(words)
 
 
 ARM_ALGORITHMS: dict[str, ArmAlgorithm] = {a.name: a for a in (
@@ -31,7 +35,7 @@ ARM_ALGORITHMS: dict[str, ArmAlgorithm] = {a.name: a for a in (
     ArmAlgorithm(
         "operand-scanning",
         "row-wise schoolbook: the partial result in memory, in LDM/STM groups of 4 with b",
-        operand_scanning.operand_scanning_mul),
+        operand_scanning.operand_scanning_mul, variants=("branchfree", "consttime")),
     ArmAlgorithm(
         "operand-caching",
         "rows of a in blocks of e = 3 words held in registers, b loaded once per block",
