@@ -25,40 +25,69 @@ def operand_caching_mul(n: int) -> ArmKernel:
         rows = min(E, n - i0)
         prog.phase(f"rows {i0}..{i0 + rows - 1}: a[{i0}..] cached, b streams past")
         a.load(i0, list(A_REGS[:rows]), then=i0 + rows)
-        _block(prog, i0, rows, b, r, n)
+        _block(prog, i0, rows, b, r, n, last=i0 + rows == n)
     return ArmKernel(prog, (f"{n * n} products, b loaded once per block of {E} rows",))
 
 
-def _block(prog: ArmProgram, i0: int, rows: int, b: Pointer, r: Pointer, n: int) -> None:
+def _b_words(n: int, last: bool) -> list[list[tuple[int, int]]]:
+    """Per load, the (j, register) of the b words it brings.  The last block needs the a
+    pointer no more, so its register takes every other b word and LDM brings them in pairs."""
+    if not last:
+        return [[(j, B_REG)] for j in range(n)]
+    return [[(j, A_PTR), (j + 1, B_REG)] if j + 1 < n else [(j, B_REG)]
+            for j in range(0, n, 2)]
+
+
+def _block(prog: ArmProgram, i0: int, rows: int, b: Pointer, r: Pointer, n: int,
+           last: bool) -> None:
     """R[i0..i0+n+rows-1] += a[i0..i0+rows-1] * b: step j multiplies b_j by every cached word;
-    row t's step j works on R[i0+j+t], window[t]."""
-    window = WINDOW[:rows]
-    for j in range(n):
-        b.load(j, [B_REG], then=j + 1 if j + 1 < n else 0, comment=f"b[{j}]")
-        # Words entering the window: those below R[i0+n] hold the blocks' before partial result
-        entering = range(rows) if j == 0 else [rows - 1]
-        fresh = [t for t in entering if i0 == 0 or i0 + j + t >= i0 + n]
-        partial = [t for t in entering if t not in fresh]
-        if partial:
-            r.load(i0 + j + partial[0], sorted(window[t] for t in partial),
-                   comment="partial result")
-        for t in range(rows):
-            row_step(prog, window[t], CARRIES[t], A_REGS[t], B_REG, ZERO, fresh=t in fresh,
+    row t's step j works on R[i0+j+t], window[t], with its carry in carries[t]."""
+    window, carries = WINDOW[:rows], list(CARRIES[:rows])
+    loads = _b_words(n, last)
+    for k, words in enumerate(loads):
+        after = loads[k + 1][0][0] if k + 1 < len(loads) else 0
+        b.load(words[0][0], [reg for _, reg in words], then=after,
+               comment=", ".join(f"b[{j}]" for j, _ in words))
+        for j, bj in words:
+            _step(prog, i0, j, rows, bj, window, carries, r, n)
+    _flush(prog, i0, rows, window, carries, r, n)
+
+
+def _step(prog: ArmProgram, i0: int, j: int, rows: int, bj: int, window: list[int],
+          carries: list[int], r: Pointer, n: int) -> None:
+    """Every cached row times b_j; R[i0+j] leaves the window final."""
+    # Words entering the window: those below R[i0+n] hold the blocks' before partial result
+    entering = range(rows) if j == 0 else [rows - 1]
+    fresh = [t for t in entering if i0 == 0 or i0 + j + t >= i0 + n]
+    partial = [t for t in entering if t not in fresh]
+    if partial:
+        r.load(i0 + j + partial[0], sorted(window[t] for t in partial),
+               comment="partial result")
+    for t in range(rows):
+        if t in fresh and j > 0:  # (c:R) = c + a*b: UMLAL on the carry, the roles swap
+            prog.mov_imm(window[t], 0)
+            prog.umlal(carries[t], window[t], A_REGS[t], bj, "c + a*b: R and c swap registers")
+            window[t], carries[t] = carries[t], window[t]
+        else:
+            row_step(prog, window[t], carries[t], A_REGS[t], bj, ZERO, fresh=t in fresh,
                      first=j == 0)
-        r.store(i0 + j, [window[0]], then=i0 + j + 1, comment=f"R[{i0 + j}] done")
-        window[:] = window[1:] + window[:1]
-    _flush(prog, i0, rows, window, r, n)
+    r.store(i0 + j, [window[0]], then=i0 + j + 1, comment=f"R[{i0 + j}] done")
+    window[:] = window[1:] + window[:1]
 
 
-def _flush(prog: ArmProgram, i0: int, rows: int, window: list[int], r: Pointer, n: int) -> None:
+def _flush(prog: ArmProgram, i0: int, rows: int, window: list[int], carries: list[int],
+           r: Pointer, n: int) -> None:
     """The rows' carries are their top words, R[i0+n+t]; the window still holds
     R[i0+n..i0+n+rows-2]: one carry chain adds them and the block's words are stored."""
     prog.phase(f"rows {i0}..: carries into R[{i0 + n}..{i0 + n + rows - 1}]")
-    words = [window[t] for t in range(rows - 1)] + [CARRIES[rows - 1]]
+    words = [window[t] for t in range(rows - 1)] + [carries[rows - 1]]
     for t in range(rows - 1):
-        prog.alu("adds" if t == 0 else "adcs", window[t], window[t], CARRIES[t])
+        prog.alu("adds" if t == 0 else "adcs", window[t], window[t], carries[t])
     if rows > 1:
-        prog.alu_imm("adc", CARRIES[rows - 1], CARRIES[rows - 1], 0, "no carry out: the "
+        prog.alu_imm("adc", carries[rows - 1], carries[rows - 1], 0, "no carry out: the "
                      "block's product fits")
+    if words == sorted(words):
+        r.store(i0 + n, words, then=i0 + E)
+        return
     for t, w in enumerate(words):
         r.store(i0 + n + t, [w], then=i0 + n + t + 1 if t + 1 < rows else i0 + E)
