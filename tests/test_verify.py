@@ -17,6 +17,7 @@ from avrmp.cli import main
 from avrmp.routine.files import write_routine
 from avrmp.routine.generate import generate
 from avrmp.spec import Spec
+from avrmp.verify import inputs
 from avrmp.verify.inputs import random_layout
 
 ASM = Path(__file__).parent / "asm" / "start_state.S"
@@ -54,7 +55,7 @@ def test_faulty_routine_is_refused(symbol, problem, capsys) -> None:
 def test_the_right_one_passes_with_every_check(capsys) -> None:
     status, out, _ = verify(capsys, ASM, "add16", "--bits", "16", "--op", "add")
     assert status == 0
-    assert re.search(r"1184 inputs \(seed \d+\), an interrupt after every instruction on \d+ "
+    assert re.search(r"1424 inputs \(seed \d+\), an interrupt after every instruction on \d+ "
                      r"inputs", out), out
 
 
@@ -163,3 +164,16 @@ def test_gen_keeps_the_users_files_when_a_write_fails(tmp_path, capsys, monkeypa
     assert status == 2 and "cannot write" in err and len(err.splitlines()) == 1
     assert old_s.read_text() == "the user's own .S" and not old_h.exists()
     assert sorted(p.name for p in out.iterdir()) == ["avrmp_add32_ripple.S"]
+
+
+@pytest.mark.parametrize("n", (4, 8, 32))
+def test_the_load_drives_every_byte_pair_to_its_extreme(n) -> None:
+    """A carry caught in a byte that holds hi(a_i * b_j) <= 0xFE wraps only when a_i = b_j =
+    0xFF: uniform random operands meet that once in 65536 inputs per byte pair, so the load
+    carries operands of extreme bytes where every pair (i, j) meets it."""
+    load = list(inputs.test_operands(n, 2, 0, seed=7))
+    structured = [tuple(x.to_bytes(n, "little") for x in ops) for ops in load[-inputs.STRUCTURED:]]
+    for i in range(n):
+        for j in range(n):
+            assert any(a[i] == b[j] == 0xFF for a, b in structured), (i, j)
+    assert any(x == 0 for a, _ in structured for x in a)

@@ -45,8 +45,26 @@ def _split_operand(n: int, depth: int, rng: random.Random) -> int:
     return low | (high << (8 * k))
 
 
+STRUCTURED = 240  # operands built from extreme bytes, beside the uniformly random ones
+EXTREME_BYTES = (0x00, 0xFF, 0xFF, 0x01, 0xFE, 0x80, 0x7F)
+
+
+def _structured_operand(n: int, rng: random.Random) -> int:
+    """An operand of extreme bytes (0xFF most of all), some 4-byte words zero or all ones, a
+    few bytes random: the inputs that push a carry catcher or a column sum to its bound.
+    Uniform random operands almost never do (a byte pair of 0xFF is one in 65536)."""
+    raw = bytearray(rng.choice(EXTREME_BYTES) if rng.random() < 0.85 else rng.getrandbits(8)
+                    for _ in range(n))
+    for w in range(0, n, 4):
+        fill = rng.random()
+        if fill < 0.15 or fill > 0.8:
+            raw[w:w + 4] = bytes([0 if fill < 0.15 else 0xFF]) * len(raw[w:w + 4])
+    return int.from_bytes(raw, "little")
+
+
 def test_operands(n: int, n_inputs: int, count: int, seed: int = 1) -> Iterator[tuple[int, ...]]:
-    """Edge cases first, then Karatsuba sign patterns, then `count` uniformly random tuples."""
+    """Edge cases first, then Karatsuba sign patterns, then operands of extreme bytes, then
+    `count` uniformly random tuples."""
     rng = random.Random(seed)
     top = (1 << (8 * n)) - 1
     edges = [0, top, 1, 1 << (8 * n - 1), top - 1, top >> 1, top ^ (top >> 1)]
@@ -60,6 +78,9 @@ def test_operands(n: int, n_inputs: int, count: int, seed: int = 1) -> Iterator[
         for _ in range(24):
             ops = tuple(_split_operand(n, depth, rng) for _ in range(n_inputs))
             yield ops
+    structured = random.Random(seed ^ 0x5757)  # its own stream: the random tuples stay as they were
+    for _ in range(STRUCTURED):
+        yield tuple(_structured_operand(n, structured) for _ in range(n_inputs))
     for _ in range(count):
         yield tuple(rng.getrandbits(8 * n) for _ in range(n_inputs))
 
