@@ -67,6 +67,18 @@ def _no_data(ax, op: str, rows: Sequence[Row]) -> bool:
     return True
 
 
+def _plot_series(ax, rows: Sequence[Row], op: str, style: dict[str, dict], value) -> list[float]:
+    """One line per routine family of op: (bits, value(row)), rows whose value is None left
+    out; returns the values drawn."""
+    shown = []
+    for label, series in _series(rows, op).items():
+        pts = [(r.bits, value(r)) for r in series if value(r) is not None]
+        if pts:
+            ax.plot(*zip(*pts), label=label, **style[label])
+            shown += [y for _, y in pts]
+    return shown
+
+
 def _outside_legend(ax) -> None:
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
 
@@ -82,9 +94,7 @@ def _cycles(plt, rows: Sequence[Row], style: dict[str, dict]):
     for ax, op in zip(axes, OPS):
         if _no_data(ax, op, rows):
             continue
-        for label, series in _series(rows, op).items():
-            ax.plot([r.bits for r in series], [r.core_cycles for r in series], label=label,
-                    **style[label])
+        _plot_series(ax, rows, op, style, lambda r: r.core_cycles)
         refs = sorted({(r.bits, ref["cycles"]) for r in rows if r.op == op
                        for ref in r.references})
         ax.plot([b for b, _ in refs], [c for _, c in refs], ls="none", marker="x",
@@ -115,12 +125,7 @@ def _relative(plt, rows: Sequence[Row], style: dict[str, dict]):
         for ax, op in zip(row_axes, OPS):
             if _no_data(ax, op, rows):
                 continue
-            shown = []
-            for label, series in _series(rows, op).items():
-                pts = [(r.bits, ratio(r)) for r in series if ratio(r) is not None]
-                if pts:
-                    ax.plot(*zip(*pts), label=label, **style[label])
-                    shown += [y for _, y in pts]
+            shown = _plot_series(ax, rows, op, style, ratio)
             ax.axhline(1.0, color="black", lw=1, ls="--", label="= the reference")
             _size_axis(ax)
             _ratio_axis(ax, shown)
@@ -155,10 +160,7 @@ def _per_product(plt, rows: Sequence[Row], style: dict[str, dict]):
     for ax, op in zip(axes, OPS):
         if _no_data(ax, op, rows):
             continue
-        for label, series in _series(rows, op).items():
-            ax.plot([r.bits for r in series],
-                    [r.core_cycles / (r.bits // 8) ** 2 for r in series], label=label,
-                    **style[label])
+        _plot_series(ax, rows, op, style, lambda r: r.core_cycles / (r.bits // 8) ** 2)
         _size_axis(ax)
         ax.set_yscale("log")
         ax.set_ylabel("core cycles / n²  (n = operand bytes)")

@@ -24,7 +24,7 @@ def row_step(prog: ArmProgram, word: int, carry: int, a: int, b: int, mask: int,
     """(carry:word) = word + carry + a*b in 12 cycles, a = a' forced (force_multiplier): the
     pair becomes word + carry - x*2^31 modulo 2^64 first, then UMLAL adds a'*b, which is at
     least x*2^31, so the modular sum is the true one.  fresh, first and zero as in
-    words.row_step without keep_zero: a fresh step lends zero's register to the high word."""
+    words.row_step: a fresh step lends zero's register to the high word."""
     prog.alu("and", x, b, mask, "x = b if the forced bit was not a's own, else 0")
     if fresh:
         prog.umull(word, carry if first else zero, b, a, "a'*b")

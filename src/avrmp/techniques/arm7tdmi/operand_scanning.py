@@ -55,4 +55,4 @@ def _step(prog: ArmProgram, word: int, bj: int, fresh: bool, first: bool,
     if consttime:
         ct.row_step(prog, word, CARRY, A_REG, bj, CT_MASK, CT_X, ZERO, fresh, first)
     else:
-        row_step(prog, word, CARRY, A_REG, bj, ZERO, fresh, first, keep_zero=False)
+        row_step(prog, word, CARRY, A_REG, bj, ZERO, fresh, first)

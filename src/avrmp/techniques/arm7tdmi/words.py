@@ -68,20 +68,18 @@ class Pointer:
 
 
 def row_step(prog: ArmProgram, word: int, carry: int, a: int, b: int, zero: int, fresh: bool,
-             first: bool, keep_zero: bool = True) -> None:
+             first: bool) -> None:
     """(carry:word) = word + carry + a*b in 9 cycles: word + carry < 2^33 leaves room for one
     product in UMLAL's 64 bits, ADDS folds the carry in and ADC moves its carry into the carry's
     register from `zero`, a register holding 0.  fresh: the word holds nothing yet (zero lends
-    its register to the high word, and is cleared again if keep_zero); first: the carry is
-    empty."""
+    its register to the high word: the caller clears it before it serves as zero again);
+    first: the carry is empty."""
     if fresh and first:
         prog.umull(word, carry, a, b, "a*b")
     elif fresh:
         prog.umull(word, zero, a, b, "a*b, the high word in the zero register")
         prog.alu("adds", word, word, carry, "+ c")
         prog.alu_imm("adc", carry, zero, 0, "c: the high word and the carry")
-        if keep_zero:
-            prog.mov_imm(zero, 0)
     elif first:
         prog.mov_imm(carry, 0)
         prog.umlal(word, carry, a, b, "R + a*b")
