@@ -24,11 +24,14 @@ from .regs import ROWS_UPTO, emit_mul_regs, emit_zero, nested
 class Src:
     """Operand bytes for a base: through its pointer from offset `off`, or (absdiff) the absolute
     difference of the m bytes at `off` and the m bytes following them, or (regs) values a block
-    before it left in registers (their memory copies let the allocator drop them for free)."""
+    before it left in registers (their memory copies let the allocator drop them for free).
+    sign (A of a parent's M): the bytes at `off` are already the difference, and the parent's t
+    (0x00 or 0xFF) waits at Y+sign."""
 
     off: int = 0
     absdiff: bool = False
     regs: tuple = ()
+    sign: int | None = None
 
 
 @dataclass(frozen=True)
@@ -187,6 +190,9 @@ class BaseBlock:
         if a.absdiff and b.absdiff:
             p.eor(mask_a, mask_b, comment="the parent's t")
             self.parent_t = mask_a
+        if a.sign is not None:
+            self.parent_t = p.v("t")
+            p.ldd(self.parent_t, Mem("Y", disp=a.sign), comment="the parent's t")
         if b.absdiff and self.role.free_pointers:
             p.release(26, 27)
         if a.absdiff and self.role.free_pointers:

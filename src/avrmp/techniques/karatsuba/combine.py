@@ -269,19 +269,40 @@ def emit_mem_add_l1(p: VProgram, k: int, w: int = 8) -> None:
         store_disp(p, "Z", k + j, hs, "h")
 
 
-def emit_mem_absdiffs(p: VProgram, k: int, at: int = 1) -> tuple[list[V], list[V], V]:
+def emit_mem_absdiffs(p: VProgram, k: int, at: int = 1,
+                      inner: bool = False) -> tuple[list[V], list[V], V, V | None]:
     """Z[at..at+k) = |A_l - A_h| (A through Y), Z[at+k..at+2k) = |B_l - B_h| (B through X+).
-    Returns both differences, still in registers, and t."""
+    Returns both differences, still in registers, t, and (inner) the M child's t.
+
+    inner (the M child is a two-level node): while each difference D is still in registers, its
+    halves' difference |D_h - D_l| (the child's M operand) is taken in D_h's registers and stored
+    in place of D_l, which is not stored at all: the child's first base takes D_l from the
+    registers, so no byte of it is loaded again (OsEID's newest 256-bit routine does the same)."""
     p.phase(f"|A_l - A_h|, |B_l - B_h| and t ({k} bytes each) into the frame")
     # Both halves have k bytes: emit_abs_diff never needs a zero register.
     x = load_disp(p, "Y", 0, k, "a")
     mask_a = emit_abs_diff(p, x, lambda i: load_disp(p, "Y", k + i, 1, "a'", first=i)[0], None)
-    store_disp(p, "Z", at, x, "d")
+    inner_a = _store_difference(p, x, at, inner)
     y = load_inc(p, "X", k, "b", 0)
     mask_b = emit_abs_diff(p, y, lambda i: load_inc(p, "X", 1, "b'", k + i)[0], None)
-    store_disp(p, "Z", at + k, y, "d")
+    inner_b = _store_difference(p, y, at + k, inner)
     p.eor(mask_a, mask_b, comment="t")
-    return x, y, mask_a
+    if inner:
+        p.eor(inner_a, inner_b, comment="the M child's t")
+    return x, y, mask_a, inner_a
+
+
+def _store_difference(p: VProgram, d: list[V], at: int, inner: bool) -> V | None:
+    """d to Z+at; inner: only its high half, and |d_h - d_l| where its low half would go
+    (returns that difference's sign mask)."""
+    if not inner:
+        store_disp(p, "Z", at, d, "d")
+        return None
+    h = len(d) // 2
+    store_disp(p, "Z", at + h, d[h:], "d")
+    mask = emit_abs_diff(p, d[h:], d[:h], None)
+    store_disp(p, "Z", at, d[h:], "d'")
+    return mask
 
 
 def emit_mem_combine(p: VProgram, k: int, m_off: int, variant: str) -> None:

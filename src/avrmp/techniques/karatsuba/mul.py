@@ -46,11 +46,14 @@ SMALL_FRAME_SCRATCH = (0, 2, 4, 8, 16)  # spill room tried for two levels withou
 class Prelude:
     """Code opening a two-level node's first block that forms its first base's operands there:
     the block starts with X on b and Y on a, and emit(vp) leaves Y on the node's A and X on its
-    B + k/2 (where the Hbar base's B starts) and returns the first base's Srcs."""
+    B + k/2 (where the Hbar base's B starts) and returns the first base's Srcs.  It has also
+    stored the node's M operands in place of A's and B's low halves, and their t at the
+    node's A + m_sign."""
 
     a: Loc
     b: Loc
     emit: Callable[[VProgram], tuple[Src, Src]]
+    m_sign: int
 
 
 def emit_mul_node(
@@ -83,7 +86,8 @@ def emit_mul_node(
         z_at = _emit_l_and_h_nodes(p, n, levels, a, b, out, frame, variant, choices, entry, z_at)
     p.comment(f"=== {8 * n}-bit level: M = |A_l - A_h| * |B_l - B_h|, combine ===")
     if levels == 2:
-        return _emit_m_base(p, n // 2, a, b, out, variant, choices, node, addend, outer, z_at)
+        return _emit_m_base(p, n // 2, a, b, out, variant, choices, node, addend, outer, z_at,
+                            prelude)
     if levels == 3 and out.base == "r":
         _emit_m_fused(p, n // 2, a, b, out, frame, variant, choices, z_at)
         return None
@@ -113,13 +117,15 @@ def _emit_l_and_h_nodes(p: Program, n: int, levels: int, a: Loc, b: Loc, out: Lo
 
 def _emit_m_base(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str,
                  choices: Choices, node: NodeAddend | None, addend: Loc | None,
-                 outer: OuterCombine | None, z_at: Loc | None) -> Loc:
-    """Two levels: the M child is a base that finishes the combination."""
+                 outer: OuterCombine | None, z_at: Loc | None, prelude: Prelude | None) -> Loc:
+    """Two levels: the M child is a base that finishes the combination; its operands are
+    differences it takes itself, or that the prelude stored."""
     # Spill room: U's low half until the combination writes it; with an addend that is where
     # X_1 waits, and the consumed addend (after its carry byte) is free instead.
     spill = z_slots(1, node.r_off) if node else z_slots(k, 2 * k)
     set_pointers(p, z_at=z_at, X=b, Y=a, Z=addend or out)
-    run_base(p, spill, variant, k, Src(absdiff=True), Src(absdiff=True), choices,
+    srcs = (Src(sign=prelude.m_sign), Src()) if prelude else (Src(absdiff=True),) * 2
+    run_base(p, spill, variant, k, *srcs, choices,
              BaseRole(parent=True, node=node, outer=outer), scratch=SCRATCH)
     return addend or out
 
@@ -133,19 +139,21 @@ def _emit_m_fused(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, va
     t_slot = frame.alloc(1)
     prod = frame.alloc(2 * k)
     diffs = frame.alloc(2 * k)
+    m_sign = frame.alloc(1)
 
     def differences(vp: VProgram) -> tuple[Src, Src]:
-        da, db, t = emit_mem_absdiffs(vp, k, at=2 * k)
+        da, db, t, t_m = emit_mem_absdiffs(vp, k, at=2 * k, inner=True)
         vp.movw(28, 30)
         vp.st(Mem("Y", "-"), t, comment="t, just below M's L")
         vp.adiw(28, 1 + 2 * k, comment="Y -> |A_l - A_h|")
+        vp.std(Mem("Y", disp=m_sign.off - diffs.off), t_m, comment="the M child's t")
         vp.movw(26, 30)
         vp.adiw(26, 3 * k + k // 2, comment="X -> where the Hbar base's B starts")
         return Src(regs=tuple(da[: k // 2])), Src(regs=tuple(db[: k // 2]))
 
     emit_mul_node(p, k, 2, diffs, diffs + k, prod, frame, variant, choices, z_at=z_at,
                   outer=OuterCombine(k=k, r_off=out.off, t_slot=t_slot.off),
-                  prelude=Prelude(a, b, differences))
+                  prelude=Prelude(a, b, differences, m_sign.off - diffs.off))
     frame.free(t_slot)
 
 
@@ -157,7 +165,7 @@ def _emit_m_node(p: Program, n: int, levels: int, a: Loc, b: Loc, out: Loc, fram
     diffs = frame.alloc(1 + 2 * k)
     set_pointers(p, z_at=z_at, X=b, Y=a, Z=diffs)
     vp = VProgram()
-    _, _, t = emit_mem_absdiffs(vp, k)
+    _, _, t, _ = emit_mem_absdiffs(vp, k)
     vp.std(Mem("Z", disp=0), t, comment="t")
     run_block(p, vp, [])
     prod = frame.alloc(2 * k)
