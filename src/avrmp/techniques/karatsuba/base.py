@@ -24,7 +24,7 @@ from .regs import ROWS_UPTO, emit_mul_regs, emit_zero, nested
 class Src:
     """Operand bytes for a base: through its pointer from offset `off`, or (absdiff) the absolute
     difference of the m bytes at `off` and the m bytes following them, or (regs) values a block
-    before it left in registers (their memory copies let the allocator drop them for free).
+    before it left in registers (where they have memory copies, the allocator drops them for free).
     sign (A of a parent's M): the bytes at `off` are already the difference, and the parent's t
     (0x00 or 0xFF) waits at Y+sign."""
 

@@ -134,7 +134,9 @@ def _emit_m_fused(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, va
                   choices: Choices, z_at: Loc | None) -> None:
     """Three levels: the M child (a two-level node) feeds this combination directly, and its
     first block starts with the differences: its first base takes their low halves from the
-    registers.  Frame: t, M's L and Hbar, |A_l - A_h|, |B_l - B_h|, all within reach of Z on L."""
+    registers, and its M base finds its own operands and t already taken (emit_mem_absdiffs,
+    inner).  Frame: t, M's L and Hbar, |A_l - A_h|, |B_l - B_h| (their low halves replaced by
+    the child's M operands), all within reach of Z on L, and the child's t."""
     assert 4 * k <= 64, "the differences must lie within STD's reach of Z"
     t_slot = frame.alloc(1)
     prod = frame.alloc(2 * k)
