@@ -90,7 +90,9 @@ class Combination:
                  out=None, keep_c: bool = True) -> None:
         self.p, self.k, self.t, self.zero, self.sign, self.w = p, k, t, zero, sign, w
         self.ptr, self.r_off, self.x_lo, self.carry_k, self.out = ptr, r_off, x_lo, carry_k, out
-        self.keep_c = keep_c
+        # The last chunk's carry can stay in C until finish() when only stores (which keep the
+        # flags) come in between.
+        self.c2_in_c = keep_c and out is None and carry_k is None
         self.pending: list[tuple[int, V]] = []
         # Hbar_lo[i] is y_i and later x_{k+i}; Hbar_hi[i] is y_{k+i} and later a top byte: each
         # is loaded once (the allocator reloads it for free if it must make room).
@@ -111,7 +113,7 @@ class Combination:
             p.bst(self.t, 0, comment="T = t: add M")
             p.arm_begin()
         elif self.sign == "premasked":
-            p.bld(self.c2, 0, comment="C of M's chain starts as t (M came masked, T = t)")
+            p.bld(self.c1, 0, comment="C of M's chain starts as t (M came masked, T = t)")
         elif self.sign == "mask":
             p.com(self.t, comment="t = 0xFF now means: subtract M")
 
@@ -137,45 +139,49 @@ class Combination:
             self._chunk()
 
     def _chunk(self) -> None:
+        """One chunk: the first chain takes V = M + Hbar (or M - Hbar in a subtracting arm) in
+        M's registers, the second U = x + V (x - V) byte by byte into x, which is stored at once.
+        Only the chunk's Hbar bytes need registers of their own, so chunks can be wide: the two
+        chains' carries are parked once per chunk."""
         p, k, zero = self.p, self.k, self.zero
         idx = [i for i, _ in self.pending]
         ms = [m for _, m in self.pending]
         self.pending = []
         first = idx[0] == 0
-        u = [self._load(self.x_lo + i if i < k else k + i, "x") for i in idx]
-        if not first:
-            p.lsr(self.c1)
-        for n, i in enumerate(idx):
-            p.emit("add" if first and not n else "adc", u[n], self._load(2 * k + i, "hb"))
-        p.rol(self.c1)
-        if self.c3 is not None and idx[-1] >= k:
-            p.lsr(self.c3)
-            for n, i in enumerate(idx):
-                if i >= k:
-                    p.adc(u[n], zero)
-            p.rol(self.c3)
+        signed = self.sign in ("branch", "signed")
         if self.sign == "mask":
             for mv in ms:
                 p.eor(mv, self.t)
         if not first or self.sign == "premasked":
-            p.lsr(self.c2)
+            p.lsr(self.c1)
         elif self.sign == "mask":
             p.cp(zero, self.t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
-        signed = self.sign in ("branch", "signed")
-        for n in range(len(idx)):
-            op = "add" if first and not n and signed else "adc"
-            if signed:
-                p.signed(op, u[n], ms[n])
-            else:
-                p.adc(u[n], ms[n])
-        # The last chunk's carry can stay in C until finish() when only stores (which keep the
-        # flags) come in between.
-        self.c2_in_c = (self.keep_c and idx[-1] == 2 * k - 1 and self.out is None
-                        and self.c3 is None)
-        if not self.c2_in_c:
-            p.rol(self.c2)
         for n, i in enumerate(idx):
-            self._emit(k + i, u[n])
+            op = "add" if first and not n and self.sign not in ("mask", "premasked") else "adc"
+            hb = self._load(2 * k + i, "hb")
+            p.signed(op, ms[n], hb) if signed else p.emit(op, ms[n], hb)
+        p.rol(self.c1)
+        if self.c3 is not None and idx[-1] >= k:
+            p.lsr(self.c3)
+            for n, i in enumerate(idx):
+                if i >= k:  # into V, so into U in a subtracting arm too (U = x - V there)
+                    p.signed("adc", ms[n], zero) if signed else p.adc(ms[n], zero)
+            p.rol(self.c3)
+        if not first:
+            p.lsr(self.c2)
+        us = []
+        for n, i in enumerate(idx):
+            u = self._load(self.x_lo + i if i < k else k + i, "x")
+            op = "add" if first and not n else "adc"
+            p.signed(op, u, ms[n]) if signed else p.emit(op, u, ms[n])
+            if self.out is None:  # a store keeps the flags; a fed combination does not
+                self._emit(k + i, u)
+            us.append(u)
+        if idx[-1] < 2 * k - 1 or not self.c2_in_c:
+            p.rol(self.c2)
+        if self.out is not None:
+            for n, i in enumerate(idx):
+                self._emit(k + i, us[n])
 
     def finish(self) -> None:
         p, k, zero = self.p, self.k, self.zero
