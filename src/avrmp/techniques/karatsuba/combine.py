@@ -143,12 +143,21 @@ class Combination:
         M's registers, the second U = x + V (x - V) byte by byte into x, which is stored at once.
         Only the chunk's Hbar bytes need registers of their own, so chunks can be wide: the two
         chains' carries are parked once per chunk."""
-        p, k, zero = self.p, self.k, self.zero
         idx = [i for i, _ in self.pending]
         ms = [m for _, m in self.pending]
         self.pending = []
-        first = idx[0] == 0
         signed = self.sign in ("branch", "signed")
+        self._v_chain(idx, ms, signed)
+        us = self._u_chain(idx, ms, signed)
+        if self.out is not None:
+            for n, i in enumerate(idx):
+                self._emit(self.k + i, us[n])
+
+    def _v_chain(self, idx: list[int], ms: list[V], signed: bool) -> None:
+        """V = M + Hbar (M - Hbar) into M's registers, and a node's addend carry into V at U's
+        byte k (so into U in a subtracting arm too, where U = x - V)."""
+        p, k, zero = self.p, self.k, self.zero
+        first = idx[0] == 0
         if self.sign == "mask":
             for mv in ms:
                 p.eor(mv, self.t)
@@ -164,9 +173,15 @@ class Combination:
         if self.c3 is not None and idx[-1] >= k:
             p.lsr(self.c3)
             for n, i in enumerate(idx):
-                if i >= k:  # into V, so into U in a subtracting arm too (U = x - V there)
+                if i >= k:
                     p.signed("adc", ms[n], zero) if signed else p.adc(ms[n], zero)
             p.rol(self.c3)
+
+    def _u_chain(self, idx: list[int], ms: list[V], signed: bool) -> list[V]:
+        """U = x + V (x - V) into x's registers, each byte stored at once (a store keeps the
+        flags; bytes fed to an outer combination are handed over after the carry is parked)."""
+        p, k = self.p, self.k
+        first = idx[0] == 0
         if not first:
             p.lsr(self.c2)
         us = []
@@ -174,14 +189,12 @@ class Combination:
             u = self._load(self.x_lo + i if i < k else k + i, "x")
             op = "add" if first and not n else "adc"
             p.signed(op, u, ms[n]) if signed else p.emit(op, u, ms[n])
-            if self.out is None:  # a store keeps the flags; a fed combination does not
+            if self.out is None:
                 self._emit(k + i, u)
             us.append(u)
         if idx[-1] < 2 * k - 1 or not self.c2_in_c:
             p.rol(self.c2)
-        if self.out is not None:
-            for n, i in enumerate(idx):
-                self._emit(k + i, us[n])
+        return us
 
     def finish(self) -> None:
         p, k, zero = self.p, self.k, self.zero
