@@ -157,6 +157,7 @@ class Combination:
         """V = M + Hbar (M - Hbar) into M's registers, and a node's addend carry into V at U's
         byte k (so into U in a subtracting arm too, where U = x - V)."""
         p, k, zero = self.p, self.k, self.zero
+        emit = p.signed if signed else p.emit
         first = idx[0] == 0
         if self.sign == "mask":
             for mv in ms:
@@ -168,19 +169,20 @@ class Combination:
         for n, i in enumerate(idx):
             op = "add" if first and not n and self.sign not in ("mask", "premasked") else "adc"
             hb = self._load(2 * k + i, "hb")
-            p.signed(op, ms[n], hb) if signed else p.emit(op, ms[n], hb)
+            emit(op, ms[n], hb)
         p.rol(self.c1)
         if self.c3 is not None and idx[-1] >= k:
             p.lsr(self.c3)
             for n, i in enumerate(idx):
                 if i >= k:
-                    p.signed("adc", ms[n], zero) if signed else p.adc(ms[n], zero)
+                    emit("adc", ms[n], zero)
             p.rol(self.c3)
 
     def _u_chain(self, idx: list[int], ms: list[V], signed: bool) -> list[V]:
         """U = x + V (x - V) into x's registers, each byte stored at once (a store keeps the
         flags; bytes fed to an outer combination are handed over after the carry is parked)."""
         p, k = self.p, self.k
+        emit = p.signed if signed else p.emit
         first = idx[0] == 0
         if not first:
             p.lsr(self.c2)
@@ -188,7 +190,7 @@ class Combination:
         for n, i in enumerate(idx):
             u = self._load(self.x_lo + i if i < k else k + i, "x")
             op = "add" if first and not n else "adc"
-            p.signed(op, u, ms[n]) if signed else p.emit(op, u, ms[n])
+            emit(op, u, ms[n])
             if self.out is None:
                 self._emit(k + i, u)
             us.append(u)
