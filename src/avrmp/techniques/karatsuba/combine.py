@@ -90,6 +90,9 @@ class Combination:
                  out=None, keep_c: bool = True) -> None:
         self.p, self.k, self.t, self.zero, self.sign, self.w = p, k, t, zero, sign, w
         self.ptr, self.r_off, self.x_lo, self.carry_k, self.out = ptr, r_off, x_lo, carry_k, out
+        # In a signed arm the chains' ADD/ADC become SUB/SBC in the subtracting copy.
+        self.signed = sign in ("branch", "signed")
+        self.emit = p.signed if self.signed else p.emit
         # The last chunk's carry can stay in C until finish() when only stores (which keep the
         # flags) come in between.
         self.c2_in_c = keep_c and out is None and carry_k is None
@@ -146,18 +149,16 @@ class Combination:
         idx = [i for i, _ in self.pending]
         ms = [m for _, m in self.pending]
         self.pending = []
-        signed = self.sign in ("branch", "signed")
-        self._v_chain(idx, ms, signed)
-        us = self._u_chain(idx, ms, signed)
+        self._v_chain(idx, ms)
+        us = self._u_chain(idx, ms)
         if self.out is not None:
             for n, i in enumerate(idx):
                 self._emit(self.k + i, us[n])
 
-    def _v_chain(self, idx: list[int], ms: list[V], signed: bool) -> None:
+    def _v_chain(self, idx: list[int], ms: list[V]) -> None:
         """V = M + Hbar (M - Hbar) into M's registers, and a node's addend carry into V at U's
         byte k (so into U in a subtracting arm too, where U = x - V)."""
-        p, k, zero = self.p, self.k, self.zero
-        emit = p.signed if signed else p.emit
+        p, k, zero, emit = self.p, self.k, self.zero, self.emit
         first = idx[0] == 0
         if self.sign == "mask":
             for mv in ms:
@@ -167,7 +168,7 @@ class Combination:
         elif self.sign == "mask":
             p.cp(zero, self.t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
         for n, i in enumerate(idx):
-            op = "add" if first and not n and self.sign not in ("mask", "premasked") else "adc"
+            op = "add" if first and not n and self.signed else "adc"
             hb = self._load(2 * k + i, "hb")
             emit(op, ms[n], hb)
         p.rol(self.c1)
@@ -178,11 +179,10 @@ class Combination:
                     emit("adc", ms[n], zero)
             p.rol(self.c3)
 
-    def _u_chain(self, idx: list[int], ms: list[V], signed: bool) -> list[V]:
+    def _u_chain(self, idx: list[int], ms: list[V]) -> list[V]:
         """U = x + V (x - V) into x's registers, each byte stored at once (a store keeps the
         flags; bytes fed to an outer combination are handed over after the carry is parked)."""
-        p, k = self.p, self.k
-        emit = p.signed if signed else p.emit
+        p, k, emit = self.p, self.k, self.emit
         first = idx[0] == 0
         if not first:
             p.lsr(self.c2)
@@ -208,13 +208,12 @@ class Combination:
         def join_c2() -> None:
             """c1 += the second chain's carry (a borrow in a signed arm's subtracting copy), still
             in C or parked in c2."""
-            emit = p.signed if self.sign in ("branch", "signed") else p.emit
             if self.c2_in_c:
-                emit("adc", c1, zero, comment="+ the last carry, still in C")
+                self.emit("adc", c1, zero, comment="+ the last carry, still in C")
             else:
-                emit("add", c1, c2)
+                self.emit("add", c1, c2)
 
-        if self.sign in ("branch", "signed"):
+        if self.signed:
             f = p.v("f")
             join_c2()
             p.sbc(f, f, comment="f = sign of d")
