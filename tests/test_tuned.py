@@ -50,7 +50,8 @@ def test_table_rebuilds_the_committed_benchmark() -> None:
 
 
 def test_table_entries_replay_exactly() -> None:
-    """A table entry is replayed decision by decision: none left over, none missing."""
+    """A table entry is replayed decision by decision: none left over, none missing, none that
+    the replay had to supply (the table is as current as the generator)."""
     for spec in CATALOG[:12] + [s for s in CATALOG if s.algo == "karatsuba"][:6]:
         record = table.lookup(table_key(spec))
         choices = Choices(record)
@@ -58,6 +59,17 @@ def test_table_entries_replay_exactly() -> None:
                              levels=spec.levels, d=spec.d, e=spec.e, has_mul=True, ret_bytes=2,
                              choices=choices)
         choices.finish()
+        assert choices.made == record, f"{table_key(spec)}: the table lacks a decision"
+
+
+def test_a_late_decision_is_supplied_to_an_older_record() -> None:
+    old = Choices([Decision("form", 1)])
+    assert old.decide("form", lambda: 2) == 1
+    assert old.decide_late("colours", lambda: "ab") == "ab"
+    new = Choices([Decision("form", 1), Decision("colours", "cd")])
+    new.decide("form", lambda: 2)
+    assert new.decide_late("colours", lambda: "ab") == "cd"
+    assert old.made[1] == Decision("colours", "ab") and new.made[1] == Decision("colours", "cd")
 
 
 @pytest.mark.parametrize("spec", [Spec("mul", 64, "karatsuba", variant="branched"),

@@ -10,8 +10,8 @@ from tqdm import tqdm
 
 from ..spec import Spec
 from ..tuning import table
-from ..tuning.choices import Decision
-from .generate import search, table_key
+from ..tuning.choices import Decision, parse
+from .generate import generate, search, table_key
 
 
 def _searched(spec: Spec) -> tuple[str, list[Decision]]:
@@ -31,6 +31,18 @@ def tune(specs: Sequence[Spec], path: Path = table.TABLE, jobs: int = 1,
         bar.update()
     bar.close()
     return found
+
+
+def refresh(specs: Sequence[Spec], path: Path = table.TABLE, progress: bool = True) -> None:
+    """Replay each spec's entry in the table and save the decisions the replay makes: an entry
+    recorded before the generator added a decision (Choices.decide_late) gains it without a new
+    search; the others are saved as they were."""
+    for spec in tqdm(specs, desc="refresh", unit="routine", disable=not progress, leave=False):
+        key = table_key(spec)
+        record = table.lookup(key, path)
+        if record is not None:
+            made = parse(generate(spec, record=record).asm.splitlines())
+            table.save({key: made}, path)
 
 
 def _results(specs: list[Spec], jobs: int):

@@ -159,6 +159,15 @@ class Choices:
         self.made.append(Decision(name, value))
         return value
 
+    def decide_late(self, name: str, search: Callable[[], object]):
+        """A decision the generator added after records were made: replaying a record that
+        lacks it, search() supplies it (and it is recorded from then on)."""
+        if self.searching or (self.pending and self.pending[0].name == name):
+            return self.decide(name, search)
+        value = search()
+        self.made.append(Decision(name, value))
+        return value
+
 
 def memo_search(build: Callable):
     """A builder build(*args, choices) whose searches are kept (by its arguments and the cost

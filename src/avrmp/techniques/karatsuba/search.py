@@ -9,9 +9,10 @@ from dataclasses import dataclass
 
 from ...program.program import Program
 from ...regalloc.allocator import allocate
+from ...regalloc.recolor import ColouringMismatch, find_colours, recolor
 from ...regalloc.vprogram import AllocationError, VProgram
 from ...target.avr.isa import Mem
-from ...tuning.choices import Choices, StaleChoices, Trial
+from ...tuning.choices import Choices, Decision, StaleChoices, Trial
 from .base import BaseForm, BaseRole, Src, emit_base
 from .regs import ROWS_UPTO
 
@@ -94,20 +95,40 @@ def allocate_pick(vp: VProgram, spill: list[Mem], labels: Program, pick: dict,
     return Allocation(trial.static_cycles(core, nominal=True), trial, pick)
 
 
+RECOLOR_POOL = range(2, 32)  # a pointer a block pushes lends its registers to data
+LIVE_AFTER_BLOCK = frozenset(range(32)) - set(BASE_POOL)  # what a block leaves in registers
+
+
+def colours_of(code: Program) -> str:
+    """The block's exact recolouring (regalloc/recolor.py), to record."""
+    return find_colours(code.items, RECOLOR_POOL, LIVE_AFTER_BLOCK)
+
+
+def recolored(code: Program, colours: str) -> Program:
+    """The block with its recorded colouring applied."""
+    out = Program()
+    try:
+        out.items = recolor(code.items, RECOLOR_POOL, LIVE_AFTER_BLOCK, colours)
+    except ColouringMismatch as e:
+        raise StaleChoices(f"{e}: regenerate without recorded choices (avrmp gen --tune)") from e
+    return out
+
+
 def run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int,
              emit: Callable[[VProgram, str, dict], None], space: Space, choices: Choices,
              name: str = "base", labels: Program | None = None) -> None:
     """Emit a block in its cheapest form; emit(vp, variant, opts) emits it with BaseForm(**opts).
-    The choice (variant, form, eviction preference, defragmentation) is recorded as `name`;
-    replaying, only the recorded one is emitted."""
+    The choice (variant, form, eviction preference, defragmentation) is recorded as `name`,
+    with the block's exact recolouring inside it; replaying, only the recorded one is emitted."""
     labels = labels or p
     if choices.searching:
         best = search_block(spill, variant, scratch, m, emit, space, labels, choices.core)
-        choices.record(name, Trial(best.pick, None, best.cycles, []))
-        p.extend(best.code)
+        colours = colours_of(best.code)
+        choices.record(name, Trial(best.pick, None, best.cycles, [Decision("colours", colours)]))
+        p.extend(recolored(best.code, colours))
         return
 
-    def replay(pick: dict, _: Choices) -> None:
+    def replay(pick: dict, sub: Choices) -> None:
         vp = VProgram()
         form = {k: tuple(v) if isinstance(v, list) else v for k, v in pick.items()
                 if k not in ("variant", "bias", "defragment")}
@@ -116,7 +137,8 @@ def run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int,
         if found is None:
             raise StaleChoices(f"the recorded {name} form no longer allocates: regenerate "
                                "without recorded choices (avrmp gen --tune)")
-        p.extend(found.code)
+        colours = sub.decide_late("colours", lambda: colours_of(found.code))
+        p.extend(recolored(found.code, colours))
 
     choices.replay(name, replay)
 
