@@ -72,7 +72,12 @@ def test_example_runs_and_links_only_what_it_calls(bundle, board, tmp_path) -> N
     a, b = example_operands(256)
     assert f"a * b = {a * b:0128x}" in lines
     cycles = int(next(ln for ln in lines if ln.startswith("cycles = ")).split()[-1])
-    assert 4900 < cycles < 5100  # the 256-bit routine's call, as bench measures it
+    # The 256-bit routine's whole call as the bundle measured it on the ATmega128, plus the
+    # example's timer reads (6 cycles; 8 with the ATmega2560's 3-byte return address).
+    row = next(line for line in (out / "README.md").read_text().splitlines()
+               if line.startswith("| `avrmp_mul256`"))
+    abi = int(row.split("|")[4])
+    assert abi <= cycles <= abi + 12, (cycles, abi)
     symbols = subprocess.run(["avr-nm", str(elf)], capture_output=True, text=True,
                              check=True).stdout
     assert "avrmp_mul256" in symbols
