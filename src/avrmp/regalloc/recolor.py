@@ -25,8 +25,6 @@ from .webs import Webs
 
 WORK_LIMIT = 2.0  # CP-SAT deterministic time per solve (about seconds of one core)
 KIND_DOMAIN = {"h": range(16, 32), "m": range(16, 24), "a": (24, 26, 28, 30)}
-
-
 ALPHABET = "0123456789abcdefghijklmnopqrstuv"  # a recorded colouring: one letter a register
 
 
