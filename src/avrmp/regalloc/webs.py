@@ -9,7 +9,6 @@ register, so its definition joins the web it reads."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from ..program.items import Label
 from ..target.avr.isa import Instr
@@ -41,18 +40,15 @@ def successors(items: Sequence) -> list[list[int]]:
     return succ
 
 
-@dataclass
 class Webs:
     """Def-use webs of `items` (see the module doc).  A definition is (position, register);
     webs are named by one of their definitions.  live_at_end: registers read after the code."""
 
-    items: Sequence
-    live_at_end: frozenset[int]
-    parent: dict = field(default_factory=dict)
-    reach: list = field(default_factory=list)  # per item: register -> definitions reaching it
-    live_out: list = field(default_factory=list)  # per item: registers live after it
-
-    def __post_init__(self) -> None:
+    def __init__(self, items: Sequence, live_at_end: frozenset[int]) -> None:
+        self.items, self.live_at_end = items, live_at_end
+        self.parent: dict[tuple, tuple] = {}  # union-find over definitions
+        self.reach: list = []  # per item: register -> definitions reaching it (None: unreached)
+        self.live_out: list[frozenset] = []  # per item: registers live after it
         self.succ = successors(self.items)
         self.preds: list[list[int]] = [[] for _ in self.items]
         for k, ss in enumerate(self.succ):
