@@ -45,7 +45,9 @@ def verify(capsys, path: Path, symbol: str, *extra: str) -> tuple[int, str, str]
 
 @pytest.mark.parametrize("symbol, problem", FAULTS, ids=[f[0] for f in FAULTS])
 def test_faulty_routine_is_refused(symbol, problem, capsys) -> None:
-    status, _, err = verify(capsys, ASM, symbol, "--bits", "16", "--op", "add")
+    """A fixed seed: with some layouts a fault trips another check first (the page wrap, on
+    seed 57297236, the data-address trace before the result)."""
+    status, _, err = verify(capsys, ASM, symbol, "--bits", "16", "--op", "add", "--seed", "1")
     assert status == 1, err
     last = err.splitlines()[-1]
     assert last.startswith("avrmp: verification failed: input #") and problem in last, last
