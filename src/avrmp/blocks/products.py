@@ -74,8 +74,8 @@ def emit_product(p, a: Sequence, b: Sequence, zero, addend: Sequence = (), zero_
 
 def _rows_cost(na: int, nb: int, addend: int) -> int:
     """Non-MUL cycles of emit_product_rows with rows over a (nb products each)."""
-    row = 3 * nb - (nb % 2)
-    first = row if addend else 2 * nb - (nb % 2)
+    row = 18 if nb == 6 else 3 * nb - (nb != 2)
+    first = row if addend else 2 * nb - (nb != 2)
     return first + (na - 1) * row
 
 
@@ -99,15 +99,17 @@ def emit_product_rows(p, a: Sequence, b: Sequence, zero, addend: Sequence = (),
 
     A product's high byte is at most 0xFE, so the final ADC cannot overflow: the carry stops
     there and that byte is added into R by the next chain.  The last chain ends in T_{k-1}.hi,
-    which becomes R[i+k] itself (R < 2^(8(i+k+1)) after the row, so nothing carries out).  At the
-    low end, odd k takes D_0 and D_1 (D_0 absorbs T_2.lo, its carry stops in T_2.hi); even k adds
-    T_1.lo with its own two-instruction chain.  Each row costs 3k-1 (odd k) or 3k cycles besides
-    the MULs, and no accumulator byte is ever cleared.  The first row (without an addend) is placed:
-    products of even j by MOVW, the others added with their carry stopping in the next product's
-    high byte.  Rows of six products (6x6 bytes, the blocks of 96- and 192-bit Karatsuba) run in
-    two groups of three with one temporary pair at a time instead of two or three (row_of_six):
-    the same 18 cycles a row, fewer registers.  Falls back to emit_product where `rows_apply`
-    says no."""
+    which becomes R[i+k] itself (R < 2^(8(i+k+1)) after the row, so nothing carries out, and that
+    byte may take a carry from two chains).  At the low end, odd k takes D_0 and D_1 (D_0 absorbs
+    T_2.lo, its carry stops in T_2.hi); even k parks T_1 too and adds T_1.lo at the head of D_2's
+    chain (two products: from r0 at once).  Each row costs 3k-1 cycles besides the MULs (two
+    products: 6), and no accumulator byte is ever cleared.  The first row (without an addend) is
+    placed: products of even j by MOVW, the others added with their carry stopping in the next
+    product's high byte; for even k the top product is parked too, its low byte joining the chain
+    below it (4x4 bytes: 72 cycles, 76 with an addend).  Rows of six products (6x6 bytes, the
+    blocks of 96- and 192-bit Karatsuba) run in two groups of three with one temporary pair at a
+    time instead of two or three (row_of_six): 18 cycles a row, fewer registers.  Falls back to
+    emit_product where `rows_apply` says no."""
     if not rows_apply(len(a), len(b), len(addend)):
         return emit_product(p, a, b, zero, addend, zero_hi)
     return RowProduct(p, a, b, zero, addend, zero_hi).emit()
@@ -170,10 +172,19 @@ class RowProduct:
         for j in range(0, k, 2):
             self.mul(0, j)
             p.copy_pair(R[j], R[j + 1], 0, 1)
-        for j in range(1, k, 2):
+        top_lo = None
+        if k % 2 == 0 and k >= 4:  # the top product parked: its low byte joins the chain below
+            self.mul(0, k - 1)
+            top_lo = p.v("t")
+            p.copy_pair(top_lo, R[k], 0, 1)
+        for j in range(1, k - (top_lo is not None), 2):
             self.mul(0, j)
             p.add(R[j], 0)
-            if j + 1 < k:
+            if j + 3 == k and top_lo is not None:
+                p.adc(R[j + 1], 1)
+                p.adc(R[j + 2], top_lo)
+                p.adc(R[k], zero)  # the row's top byte: the row's value fits below 2^(8(k+1))
+            elif j + 1 < k:
                 p.adc(R[j + 1], 1)
                 p.adc(R[j + 2], zero)  # R[j+2] is the high byte of a_0 b_{j+1}: no overflow
             else:  # the top product: R[k] is new
@@ -193,25 +204,36 @@ class RowProduct:
         self.R.append(T[k - 1][1])
 
     def even_row(self, i: int) -> None:
-        """T_1.lo is added straight from r0 and the carry absorbed in r1 (a product's high byte
-        is at most 0xFE), so only T_1.hi is kept: one register, no pair for a MOVW."""
+        """From four products on, T_1 is parked too and its low byte opens D_2's chain (one ADD
+        there instead of ADD, ADC, MOV to add it from r0 at once: a cycle less a row).  Two
+        products: T_1.lo is added straight from r0 and the carry absorbed in r1 (a product's
+        high byte is at most 0xFE), so only T_1.hi is kept."""
         p, k, T = self.p, self.k, {}
-        self.mul(i, 1)
-        p.add(self.R[i + 1], 0, comment="T_1.lo")
-        p.adc(1, self.zero)
-        T[1] = (None, p.v("t"))
-        p.mov(T[1][1], 1)
+        if k >= 4:
+            self.temp(T, i, 1)
+        else:
+            self.mul(i, 1)
+            p.add(self.R[i + 1], 0, comment="T_1.lo")
+            p.adc(1, self.zero)
+            T[1] = (None, p.v("t"))
+            p.mov(T[1][1], 1)
         for j in range(0, k - 1, 2):
             if j + 3 <= k - 1:
                 self.temp(T, i, j + 3)
-            self.chain(T, i, j, lo_tail=False)
+            self.chain(T, i, j, lo_tail=False, lead=T[1][0] if j == 2 else None)
         self.R.append(T[k - 1][1])
 
-    def chain(self, T: dict, i: int, j: int, lo_tail: bool) -> None:
-        """D_j of row i, its carry absorbed from position i+j+2 on."""
+    def chain(self, T: dict, i: int, j: int, lo_tail: bool, lead=None) -> None:
+        """D_j of row i, its carry absorbed from position i+j+2 on; `lead`, a byte of weight
+        i+j-1, is added first in the same chain.  In the top chain the row's top byte may take
+        two carries: the row's value fits below 2^(8(i+k+1)), so it cannot overflow."""
         p, R, k, zero = self.p, self.R, self.k, self.zero
         self.mul(i, j)
-        p.add(R[i + j], 0)
+        if lead is not None:
+            p.add(R[i + j - 1], lead, comment="T_1.lo")
+            p.adc(R[i + j], 0)
+        else:
+            p.add(R[i + j], 0)
         p.adc(R[i + j + 1], 1)
         if j + 2 == k:  # the top: T_{k-1}.hi becomes R[i+k]
             p.adc(T[k - 1][1], zero)
