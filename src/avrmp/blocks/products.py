@@ -75,7 +75,7 @@ def emit_product(p, a: Sequence, b: Sequence, zero, addend: Sequence = (), zero_
 def _rows_cost(na: int, nb: int, addend: int) -> int:
     """Non-MUL cycles of emit_product_rows with rows over a (nb products each)."""
     row = 18 if nb == 6 else 3 * nb - (nb != 2)
-    first = row if addend else 2 * nb - (nb != 2)
+    first = row if addend else 2 * nb - (nb not in (2, 6))
     return first + (na - 1) * row
 
 
@@ -105,8 +105,8 @@ def emit_product_rows(p, a: Sequence, b: Sequence, zero, addend: Sequence = (),
     chain (two products: from r0 at once).  Each row costs 3k-1 cycles besides the MULs (two
     products: 6), and no accumulator byte is ever cleared.  The first row (without an addend) is
     placed: products of even j by MOVW, the others added with their carry stopping in the next
-    product's high byte; for even k the top product is parked too, its low byte joining the chain
-    below it (4x4 bytes: 72 cycles, 76 with an addend).  Rows of six products (6x6 bytes, the
+    product's high byte; for even k but six the top product is parked too, its low byte joining
+    the chain below it (4x4 bytes: 72 cycles, 76 with an addend).  Rows of six products (6x6 bytes, the
     blocks of 96- and 192-bit Karatsuba) run in two groups of three with one temporary pair at a
     time instead of two or three (row_of_six): 18 cycles a row, fewer registers.  Falls back to
     emit_product where `rows_apply` says no."""
@@ -173,7 +173,9 @@ class RowProduct:
             self.mul(0, j)
             p.copy_pair(R[j], R[j + 1], 0, 1)
         top_lo = None
-        if k % 2 == 0 and k >= 4:  # the top product parked: its low byte joins the chain below
+        # The top product parked, its low byte joining the chain below (not for rows of six,
+        # whose blocks are short of registers: the extra pair cost more than it saved).
+        if k % 2 == 0 and k >= 4 and k != 6:
             self.mul(0, k - 1)
             top_lo = p.v("t")
             p.copy_pair(top_lo, R[k], 0, 1)
