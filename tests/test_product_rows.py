@@ -19,13 +19,11 @@ from avrmp.routine.wrapper import wrap
 from avrmp.spec import Spec
 from avrmp.target.avr.isa import Mem
 from avrmp.techniques.kernel import Kernel
+from avrmp.verify.inputs import EXTREME_BYTES
 from avrmp.verify.simulator import Call, run_batch
 from avrmp.verify.toolchain import build_firmware
 
 POOL = list(range(2, 26))
-# Bytes that drive carry chains to their limits: a top byte that takes carries from two chains
-# (or a catcher that cannot take them) fails on such operands long before on random ones.
-EXTREME = (0x00, 0x01, 0x7F, 0x80, 0xFE, 0xFF)
 
 
 def _block_routine(na: int, nb: int, ne: int, block) -> tuple[Program, int]:
@@ -62,7 +60,9 @@ def _check(tmp_path, na: int, nb: int, ne: int, block=emit_product_rows, tests: 
     rng = random.Random(na * 100 + nb * 10 + ne)
     cases = [(b"\xff" * na, b"\xff" * nb, b"\xff" * ne), (bytes(na), bytes(nb), bytes(ne))]
     cases += [(rng.randbytes(na), rng.randbytes(nb), rng.randbytes(ne)) for _ in range(tests)]
-    cases += [tuple(bytes(rng.choice(EXTREME) for _ in range(n)) for n in (na, nb, ne))
+    # Extreme bytes drive the carry chains to their limits: a top byte that takes carries from
+    # two chains (or a catcher that cannot take them) fails on these long before on random ones.
+    cases += [tuple(bytes(rng.choice(EXTREME_BYTES) for _ in range(n)) for n in (na, nb, ne))
               for _ in range(4 * tests)]
     calls = [Call((x + e, y), na + nb) for x, y, e in cases]
     for (x, y, e), m in zip(cases, run_batch(fw, calls)):

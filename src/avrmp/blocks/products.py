@@ -106,10 +106,10 @@ def emit_product_rows(p, a: Sequence, b: Sequence, zero, addend: Sequence = (),
     products: 6), and no accumulator byte is ever cleared.  The first row (without an addend) is
     placed: products of even j by MOVW, the others added with their carry stopping in the next
     product's high byte; for even k but six the top product is parked too, its low byte joining
-    the chain below it (4x4 bytes: 72 cycles, 76 with an addend).  Rows of six products (6x6 bytes, the
-    blocks of 96- and 192-bit Karatsuba) run in two groups of three with one temporary pair at a
-    time instead of two or three (row_of_six): 18 cycles a row, fewer registers.  Falls back to
-    emit_product where `rows_apply` says no."""
+    the chain below it (4x4 bytes: 72 cycles, 76 with an addend).  Rows of six products (6x6
+    bytes, the blocks of 96- and 192-bit Karatsuba) run in two groups of three with one temporary
+    pair at a time instead of two or three (row_of_six): 18 cycles a row, fewer registers.  Falls
+    back to emit_product where `rows_apply` says no."""
     if not rows_apply(len(a), len(b), len(addend)):
         return emit_product(p, a, b, zero, addend, zero_hi)
     return RowProduct(p, a, b, zero, addend, zero_hi).emit()

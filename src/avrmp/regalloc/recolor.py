@@ -19,9 +19,8 @@ from itertools import pairwise
 
 from ortools.sat.python import cp_model
 
-from ..program.items import Label
 from ..target.avr.isa import PAIR_KINDS, POINTER_REGS, REG_KINDS, SELF_DEFINING, Instr, Mem, op
-from .webs import Webs
+from .webs import Webs, label_positions
 
 WORK_LIMIT = 2.0  # CP-SAT deterministic time per solve (about seconds of one core)
 KIND_DOMAIN = {"h": range(16, 32), "m": range(16, 24), "a": (24, 26, 28, 30)}
@@ -54,7 +53,7 @@ def recolor(items: Sequence, pool: Sequence[int], live_at_end: frozenset[int],
 
 def in_arm(items: Sequence) -> list[bool]:
     """Whether each item lies between a jump or branch and the farthest label reached so far."""
-    where = {it.name: k for k, it in enumerate(items) if isinstance(it, Label)}
+    where = label_positions(items)
     inside, until = [], -1
     for k, it in enumerate(items):
         target = it.operands[0] if isinstance(it, Instr) and it.operands else None
@@ -130,10 +129,10 @@ class Problem:
             for mem in (v for v in it.operands if isinstance(v, Mem)):
                 for r in POINTER_REGS[mem.ptr]:
                     self.fixed.add(webs.read(k, r))
-            for r in it.writes | it.reads:  # implicit ones (MUL's r1:r0, pointers)
-                for w in ([webs.written(k, r)] if r in it.writes else []) + \
-                        ([webs.read(k, r)] if r in it.reads else []):
-                    self.note(w, r)
+            for r in it.writes:  # implicit ones too (MUL's r1:r0, pointers)
+                self.note(webs.written(k, r), r)
+            for r in it.reads:
+                self.note(webs.read(k, r), r)
         for r in webs.live_at_end:
             for d in webs.reach_end[r]:
                 self.note(webs.find(d), r)
@@ -165,7 +164,6 @@ class Problem:
                 if kind in PAIR_KINDS:
                     out.append((web_of(self.webs, k, v, acc), web_of(self.webs, k, v + 1, acc)))
         return out
-
 
 
 def solve(problem: Problem) -> dict | None:

@@ -18,9 +18,14 @@ JUMPS = ("rjmp", "jmp")
 SKIPS = ("sbrc", "sbrs")
 
 
+def label_positions(items: Sequence) -> dict[str, int]:
+    """Where each label stands in items."""
+    return {it.name: k for k, it in enumerate(items) if isinstance(it, Label)}
+
+
 def successors(items: Sequence) -> list[list[int]]:
     """Each item's successors (branches to their labels, skips over the next instruction)."""
-    where = {it.name: k for k, it in enumerate(items) if isinstance(it, Label)}
+    where = label_positions(items)
     succ = []
     for k, it in enumerate(items):
         nxt = [k + 1] if k + 1 < len(items) else []
