@@ -1,4 +1,4 @@
-"""The avrmp command line: gen, rebuild, tune, verify, bench, list.
+"""The avrmp command line: gen, rebuild, tune, best, uecc, bundle, verify, profile, bench, list.
 
 Every error a user can cause ends in one line on stderr and exit status 2.
 """
@@ -39,6 +39,7 @@ from .tuning.table import TABLE
 from .verify.arm_checks import verify_arm
 from .verify.checks import verify_file, verify_firmware
 from .verify.host64 import verify_host, write_host_source
+from .verify.profile import format_profile, profile_firmware
 from .verify.toolchain import build_firmware
 
 
@@ -98,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_uecc_parser(sub)
     _add_bundle_parser(sub)
     _add_verify_parser(sub)
+    _add_profile_parser(sub)
     _add_bench_parser(sub)
     sub.add_parser("list", help="algorithms, their parameters and sizes")
     return top
@@ -202,6 +204,17 @@ def _add_verify_parser(sub) -> None:
         "pointers, e.g. void f(uint8_t *r, const uint8_t *a, const uint8_t *b, uint16_t len) "
         "(avrmp's --algo rps routines)",
     )
+
+
+def _add_profile_parser(sub) -> None:
+    f = sub.add_parser("profile", help="where an AVR routine's cycles go, phase by phase, "
+                       "measured in the simulator")
+    f.add_argument("file", type=Path)
+    f.add_argument("--symbol", required=True)
+    f.add_argument("--bits", type=int, required=True)
+    f.add_argument("--op", choices=OPS, required=True)
+    f.add_argument("--mcu", default=DEFAULT_MCU)
+    f.add_argument("--seed", type=int, help="the random input's seed (default: fresh, printed)")
 
 
 def _add_bench_parser(sub) -> None:
@@ -367,11 +380,15 @@ def _positive(args: argparse.Namespace, *flags: str) -> None:
             raise AvrmpError(f"--{flag.replace('_', '-')} {value}: must be positive")
 
 
+def _readable_asm(path: Path) -> None:
+    if path.is_dir():
+        raise AvrmpError(f"cannot read {path}: it is a directory; give the .S file")
+    if not path.is_file():
+        raise AvrmpError(f"cannot read {path}: no such file")
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
-    if args.file.is_dir():
-        raise AvrmpError(f"cannot read {args.file}: it is a directory; give the .S file")
-    if not args.file.is_file():
-        raise AvrmpError(f"cannot read {args.file}: no such file")
+    _readable_asm(args.file)
     if args.target == "arm7tdmi":
         return _verify_arm(args)
     if args.variant == "consttime":
@@ -398,6 +415,18 @@ def cmd_verify(args: argparse.Namespace) -> int:
     print(f"avrmp: verification failed: {report.first_failure()} (replay: --seed "
           f"{report.seed})", file=sys.stderr)
     return 1
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    _readable_asm(args.file)
+    simulated_mcu(args.mcu)
+    if args.bits <= 0 or args.bits % 8:
+        raise AvrmpError(f"--bits {args.bits}: must be a positive multiple of 8")
+    with tempfile.TemporaryDirectory(prefix="avrmp-") as tmp:
+        fw = build_firmware(args.file, args.symbol, args.mcu, Path(tmp))
+        prof = profile_firmware(fw, args.file, args.op, args.bits // 8, args.seed)
+    print(format_profile(args.symbol, prof))
+    return 0
 
 
 def _verify_arm(args: argparse.Namespace) -> int:
@@ -512,7 +541,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = {"gen": cmd_gen, "rebuild": cmd_rebuild, "tune": cmd_tune, "best": cmd_best,
-               "uecc": cmd_uecc, "bundle": cmd_bundle, "verify": cmd_verify, "bench": cmd_bench, "list": cmd_list}
+               "uecc": cmd_uecc, "bundle": cmd_bundle, "verify": cmd_verify,
+               "profile": cmd_profile, "bench": cmd_bench, "list": cmd_list}
     try:
         return handler[args.command](args)
     except AvrmpError as e:

@@ -13,7 +13,9 @@
  * flags: 1 = fill SRAM outside the operands with random bytes (from seed) instead of zeros;
  *        2 = take an interrupt after every instruction of the routine where one could be taken
  *            (the handler runs on the routine's state, which is then restored: the bytes it
- *            overwrote are marked, and a later read of one by the routine is a hazard).
+ *            overwrote are marked, and a later read of one by the routine is a hazard);
+ *        4 = profile: the call's line gains "profile": [[pc, cycles], ...], the cycles spent
+ *            at each instruction address (bytes) from core_begin up to core_end.
  *
  * Output: first a line {"layout": ...} or {"fatal": "..."}, then one JSON line per call; a call
  * that times out ends the batch.  Everything simavr prints goes to stderr, stdout carries JSON.
@@ -43,6 +45,7 @@
 #define IO_SREG 0x5f
 #define FLAG_RANDOM_RAM 1
 #define FLAG_ISR_MODEL 2
+#define FLAG_PROFILE 4
 
 static FILE *out;
 static int saw_invalid_opcode;
@@ -403,6 +406,7 @@ typedef struct {
 	avr_int_vector_t *vec;
 	uint8_t *bad_seen;
 	long long *wrote, *clobbered;
+	uint64_t *prof; /* cycles per instruction word of the core, for FLAG_PROFILE */
 } host_t;
 
 typedef struct {
@@ -582,7 +586,13 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 		avr->data[IRQ_ENABLE_ADDR] = en_saved | 1;
 		avr_raise_interrupt(avr, h->vec);
 	}
+	uint64_t before = avr->cycle;
+	/* the core only, or the whole call where the routine marks no core */
+	int profiled = (c->flags & FLAG_PROFILE) && !*in_isr &&
+		       (h->core_begin < 0 || (*cb_cycle >= 0 && *ce_cycle < 0));
 	avr_run(avr);
+	if (profiled)
+		h->prof[pc >> 1] += avr->cycle - before;
 	/* simavr lets two instructions run after I is set before a pending interrupt is taken;
 	 * the hardware runs exactly one. */
 	if (avr->interrupt_state < 0)
@@ -697,6 +707,17 @@ static void print_result(host_t *h, call_t *c, trace_t *t, result_t *r, const ui
 		fprintf(out, "\"%s\"", t->hazard);
 	else
 		fprintf(out, "null");
+	if (c->flags & FLAG_PROFILE) {
+		fprintf(out, ", \"profile\": [");
+		for (uint32_t w = 0, first = 1; w < h->codeend / 2; w++)
+			if (h->prof[w]) {
+				fprintf(out, "%s[%u, %llu]", first ? "" : ", ", 2 * w,
+					(unsigned long long)h->prof[w]);
+				h->prof[w] = 0;
+				first = 0;
+			}
+		fprintf(out, "]");
+	}
 	if (r->err)
 		fprintf(out, ", \"error\": \"%s\"}\n", r->err);
 	else
@@ -763,6 +784,7 @@ static void setup(host_t *h, const char *elf, const char *mcu, const char *top)
 	h->bad_seen = calloc(1 << 16, 1);
 	h->wrote = calloc(1 << 16, sizeof(long long));
 	h->clobbered = calloc(1 << 16, sizeof(long long));
+	h->prof = calloc(h->codeend / 2 + 1, sizeof(uint64_t));
 }
 
 int main(int argc, char **argv)

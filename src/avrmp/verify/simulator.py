@@ -45,6 +45,7 @@ class Call:
     seed: int | None = None  # registers' (and with random_ram, SRAM's) start values
     random_ram: bool = False  # SRAM outside the operands random, not zero
     isr_model: bool = False  # an interrupt after every instruction where one can be taken
+    profile: bool = False  # report the cycles spent at each instruction of the core
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ class Measurement:
     hazard: str | None = None  # an interrupt would break the routine (see host.c)
     r_addr: int = 0
     sp_top: int = 0
+    profile: tuple[tuple[int, int], ...] = ()  # (byte address, cycles) of the core, if asked
 
 
 def cache_dir() -> Path:
@@ -148,7 +150,7 @@ def _call_fields(c: Call, idx: int, nops: int) -> list:
     ints = [int(v) & 0xFFFF for v in c.int_args]
     seed = (_ARG_SEED * 1_000_003 + idx) & 0x7FFF_FFFF_FFFF if c.seed is None else c.seed
     irq = -1 if c.irq_at is None else int(c.irq_at)
-    flags = int(c.random_ram) | 2 * int(c.isr_model)
+    flags = int(c.random_ram) | 2 * int(c.isr_model) | 4 * int(c.profile)
     lay = c.layout
     addrs = [0, 0, *([0] * nops)] if lay is None else \
         [lay.sp_top, lay.r, *lay.ops, *([0] * (nops - len(lay.ops)))]
@@ -222,6 +224,7 @@ def run_batch(
                 hazard=d["hazard"],
                 r_addr=d["r_addr"],
                 sp_top=d["sp_top"],
+                profile=tuple((pc, n) for pc, n in d.get("profile", ())),
             )
         )
     if len(out) < len(calls) and out and "timeout" in (out[-1].error or ""):

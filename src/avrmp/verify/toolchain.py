@@ -216,10 +216,11 @@ def build_firmware(asm: Path, symbol: str, mcu: str, workdir: Path) -> Firmware:
 
 
 def _assemble_user(gcc: str, asm: Path, mcu: str, workdir: Path) -> Path:
-    """The user's .S assembled (through the C preprocessor) into an object file."""
+    """The user's .S assembled (through the C preprocessor) into an object file, with a line
+    table (which source line each instruction comes from: `avrmp profile` reads it)."""
     user_obj = workdir / f"{asm.stem}.routine.o"
-    proc = _run([gcc, f"-mmcu={mcu}", "-x", "assembler-with-cpp", f"-I{asm.parent}", "-c",
-                 str(asm), "-o", str(user_obj)])
+    proc = _run([gcc, f"-mmcu={mcu}", "-x", "assembler-with-cpp", "-Wa,--gdwarf-2",
+                 f"-I{asm.parent}", "-c", str(asm), "-o", str(user_obj)])
     if proc.returncode != 0:
         out = proc.stderr + proc.stdout
         if "device-specs" in out or "unknown MCU" in out \

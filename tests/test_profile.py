@@ -1,0 +1,80 @@
+"""`avrmp profile`: the simulator's cycles per instruction, summed by the phases the generated
+assembly names, add up to the core cycles `avrmp verify` measures; bad input is one line and
+exit status 2."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from cli_run import run
+from test_cli import assert_one_error
+
+from avrmp.routine.files import write_routine
+from avrmp.routine.generate import generate
+from avrmp.spec import Spec
+from avrmp.verify.checks import verify_firmware
+from avrmp.verify.profile import LEVEL_SETUP, NO_PHASE, phase_of_lines, profile_firmware
+from avrmp.verify.toolchain import build_firmware
+
+ASM = Path(__file__).parent / "asm"
+
+needs_toolchain = pytest.mark.skipif(
+    shutil.which("avr-gcc") is None, reason="needs gcc-avr, avr-libc, simavr, libsimavr-dev"
+)
+
+
+def test_phase_of_lines() -> None:
+    src = "\tpush r2\n\t; --- load ---\n\tld r2, X+\n\t; === level one ===\n\tmov r3, r2\n" \
+          "\t; --- add ---\n\tadd r2, r3\n"
+    assert phase_of_lines(src) == [
+        ("", NO_PHASE), ("", "load"), ("", "load"), ("level one", LEVEL_SETUP),
+        ("level one", LEVEL_SETUP), ("level one", "add"), ("level one", "add")]
+
+
+@needs_toolchain
+@pytest.mark.parametrize("variant", ["branchfree", "branched"])
+def test_profile_adds_up_to_the_measured_core(variant, tmp_path) -> None:
+    spec = Spec("mul", 128, "karatsuba", variant)
+    asm, _ = write_routine(generate(spec), tmp_path)
+    fw = build_firmware(asm, spec.symbol, spec.mcu, tmp_path / "fw")
+    prof = profile_firmware(fw, asm, "mul", 16, seed=7)
+    report = verify_firmware(fw, "mul", 16, variant, tests=20, interrupts=False)
+    assert report.passed and prof.core_cycles == report.core_cycles
+    assert sum(r.cycles for r in prof.runs) == prof.core_cycles
+    assert all(r.cycles > 0 for r in prof.runs)
+    phases = {name: (cycles, n) for name, cycles, n in prof.by_phase()}
+    blocks = [name for name in phases if name.startswith("L = A_l * B_l")]
+    assert len(blocks) == 1 and phases[blocks[0]][1] == 3  # one L block in each of 3 bases
+    # every multiplication block costs at least its 16 MULs
+    assert phases[blocks[0]][0] >= 3 * 16 * 2
+
+
+@needs_toolchain
+def test_profile_cli(capsys) -> None:
+    status, out, err = run(["profile", ASM / "m16.S", "--symbol", "m16", "--bits", "16",
+                            "--op", "mul", "--seed", "3"], capsys)
+    assert status == 0 and err == ""
+    assert out.startswith("m16: 34 core cycles on one random input (seed 3)")
+    assert NO_PHASE in out
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["profile", ASM / "nothere.S", "--symbol", "m16", "--bits", "16", "--op", "mul"],
+         "no such file"),
+        (["profile", ASM, "--symbol", "m16", "--bits", "16", "--op", "mul"], "directory"),
+        (["profile", ASM / "m16.S", "--symbol", "m16", "--bits", "12", "--op", "mul"],
+         "--bits 12"),
+        (["profile", ASM / "m16.S", "--symbol", "m16", "--bits", "16", "--op", "mul",
+          "--mcu", "atmega9999"], "atmega9999"),
+        (["profile", ASM / "m16.S", "--bits", "16", "--op", "mul"], "--symbol"),
+    ],
+    ids=lambda x: "" if isinstance(x, list) else x,
+)
+def test_profile_bad_input(argv, needle, capsys) -> None:
+    status, out, err = run(argv, capsys)
+    assert_one_error(status, err, needle)
+    assert out == ""
