@@ -4,6 +4,7 @@ exit status 2."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -52,12 +53,16 @@ def test_profile_adds_up_to_the_measured_core(variant, tmp_path) -> None:
 
 
 @needs_toolchain
-def test_profile_cli(capsys) -> None:
+def test_profile_cli(tmp_path, capsys) -> None:
+    report = tmp_path / "p.json"
     status, out, err = run(["profile", ASM / "m16.S", "--symbol", "m16", "--bits", "16",
-                            "--op", "mul", "--seed", "3"], capsys)
+                            "--op", "mul", "--seed", "3", "--json", report], capsys)
     assert status == 0 and err == ""
     assert out.startswith("m16: 34 core cycles on one random input (seed 3)")
     assert NO_PHASE in out
+    data = json.loads(report.read_text())
+    assert data["core_cycles"] == 34 and sum(r["cycles"] for r in data["runs"]) == 34
+    assert data["by_phase"] == [{"phase": NO_PHASE, "cycles": 34, "runs": 1}]
 
 
 @pytest.mark.parametrize(
@@ -74,7 +79,8 @@ def test_profile_cli(capsys) -> None:
     ],
     ids=lambda x: "" if isinstance(x, list) else x,
 )
-def test_profile_bad_input(argv, needle, capsys) -> None:
-    status, out, err = run(argv, capsys)
+def test_profile_bad_input(argv, needle, tmp_path, capsys) -> None:
+    report = tmp_path / "p.json"
+    status, out, err = run([*argv, "--json", report], capsys)
     assert_one_error(status, err, needle)
-    assert out == ""
+    assert out == "" and not report.exists()

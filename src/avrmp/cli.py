@@ -215,6 +215,7 @@ def _add_profile_parser(sub) -> None:
     f.add_argument("--op", choices=OPS, required=True)
     f.add_argument("--mcu", default=DEFAULT_MCU)
     f.add_argument("--seed", type=int, help="the random input's seed (default: fresh, printed)")
+    f.add_argument("--json", type=Path, help="write the profile as JSON too")
 
 
 def _add_bench_parser(sub) -> None:
@@ -425,6 +426,12 @@ def cmd_profile(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="avrmp-") as tmp:
         fw = build_firmware(args.file, args.symbol, args.mcu, Path(tmp))
         prof = profile_firmware(fw, args.file, args.op, args.bits // 8, args.seed)
+    if args.json:
+        data = {"symbol": args.symbol, "op": args.op, "bits": args.bits, "mcu": args.mcu,
+                "seed": prof.seed, "core_cycles": prof.core_cycles,
+                "runs": [dataclasses.asdict(r) for r in prof.runs],
+                "by_phase": [{"phase": p, "cycles": c, "runs": n} for p, c, n in prof.by_phase()]}
+        write_atomic(args.json, json.dumps(data, indent=1) + "\n")
     print(format_profile(args.symbol, prof))
     return 0
 
