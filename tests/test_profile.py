@@ -5,12 +5,10 @@ exit status 2."""
 from __future__ import annotations
 
 import json
-import shutil
-from pathlib import Path
 
 import pytest
 from cli_run import run
-from test_cli import assert_one_error
+from test_cli import ASM, assert_one_error, needs_toolchain
 
 from avrmp.routine.files import write_routine
 from avrmp.routine.generate import generate
@@ -18,12 +16,6 @@ from avrmp.spec import Spec
 from avrmp.verify.checks import verify_firmware
 from avrmp.verify.profile import LEVEL_SETUP, NO_PHASE, phase_of_lines, profile_firmware
 from avrmp.verify.toolchain import build_firmware
-
-ASM = Path(__file__).parent / "asm"
-
-needs_toolchain = pytest.mark.skipif(
-    shutil.which("avr-gcc") is None, reason="needs gcc-avr, avr-libc, simavr, libsimavr-dev"
-)
 
 
 def test_phase_of_lines() -> None:
