@@ -68,6 +68,8 @@ def test_profile_cli(tmp_path, capsys) -> None:
         (["profile", ASM / "m16.S", "--symbol", "m16", "--bits", "16", "--op", "mul",
           "--mcu", "atmega9999"], "atmega9999"),
         (["profile", ASM / "m16.S", "--bits", "16", "--op", "mul"], "--symbol"),
+        (["profile", ASM / "m16.S", "--symbol", "m16", "--bits", "65536", "--op", "mul"],
+         "do not fit"),
     ],
     ids=lambda x: "" if isinstance(x, list) else x,
 )

@@ -37,7 +37,7 @@ from .techniques.registry import ALGORITHMS, DEFAULT_ALGO, get_algorithm
 from .tuning import table
 from .tuning.table import TABLE
 from .verify.arm_checks import verify_arm
-from .verify.checks import verify_file, verify_firmware
+from .verify.checks import sram_fits, verify_file, verify_firmware
 from .verify.host64 import verify_host, write_host_source
 from .verify.profile import format_profile, profile_firmware
 from .verify.toolchain import build_firmware
@@ -423,6 +423,9 @@ def cmd_profile(args: argparse.Namespace) -> int:
     simulated_mcu(args.mcu)
     if args.bits <= 0 or args.bits % 8:
         raise AvrmpError(f"--bits {args.bits}: must be a positive multiple of 8")
+    if not sram_fits(args.op, args.bits // 8, args.mcu):
+        raise AvrmpError(f"--bits {args.bits}: the operands and result do not fit {args.mcu}'s "
+                         "SRAM: choose a smaller size or a larger part")
     with tempfile.TemporaryDirectory(prefix="avrmp-") as tmp:
         fw = build_firmware(args.file, args.symbol, args.mcu, Path(tmp))
         prof = profile_firmware(fw, args.file, args.op, args.bits // 8, args.seed)
