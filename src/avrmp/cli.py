@@ -37,7 +37,7 @@ from .techniques.registry import ALGORITHMS, DEFAULT_ALGO, get_algorithm
 from .tuning import table
 from .tuning.table import TABLE
 from .verify.arm_checks import verify_arm
-from .verify.checks import sram_fits, verify_file, verify_firmware
+from .verify.checks import require_sram, verify_file, verify_firmware
 from .verify.host64 import verify_host, write_host_source
 from .verify.profile import format_profile, profile_firmware
 from .verify.toolchain import build_firmware
@@ -388,6 +388,14 @@ def _readable_asm(path: Path) -> None:
         raise AvrmpError(f"cannot read {path}: no such file")
 
 
+def _avr_operand_bytes(args: argparse.Namespace) -> int:
+    """The operand bytes of an AVR routine's --bits, with its --mcu one the simulator has."""
+    simulated_mcu(args.mcu)
+    if args.bits <= 0 or args.bits % 8:
+        raise AvrmpError(f"--bits {args.bits}: must be a positive multiple of 8")
+    return args.bits // 8
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     _readable_asm(args.file)
     if args.target == "arm7tdmi":
@@ -395,11 +403,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.variant == "consttime":
         raise AvrmpError("--variant consttime checks ARM7TDMI routines; on the AVR, branchfree "
                          "checks identical cycles and traces")
-    simulated_mcu(args.mcu)
-    if args.bits <= 0 or args.bits % 8:
-        raise AvrmpError(f"--bits {args.bits}: must be a positive multiple of 8")
+    nbytes = _avr_operand_bytes(args)
     with tempfile.TemporaryDirectory(prefix="avrmp-") as tmp:
-        report = verify_file(args.file, args.symbol, args.op, args.bits // 8, args.mcu,
+        report = verify_file(args.file, args.symbol, args.op, nbytes, args.mcu,
                              args.variant, args.tests, Path(tmp), len_arg=args.len_arg,
                              seed=args.seed, interrupts=not args.no_interrupts)
     interrupts = (f"an interrupt after every instruction on {report.interrupt_inputs} inputs"
@@ -420,15 +426,11 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_profile(args: argparse.Namespace) -> int:
     _readable_asm(args.file)
-    simulated_mcu(args.mcu)
-    if args.bits <= 0 or args.bits % 8:
-        raise AvrmpError(f"--bits {args.bits}: must be a positive multiple of 8")
-    if not sram_fits(args.op, args.bits // 8, args.mcu):
-        raise AvrmpError(f"--bits {args.bits}: the operands and result do not fit {args.mcu}'s "
-                         "SRAM: choose a smaller size or a larger part")
+    nbytes = _avr_operand_bytes(args)
+    require_sram(args.op, nbytes, args.mcu)
     with tempfile.TemporaryDirectory(prefix="avrmp-") as tmp:
         fw = build_firmware(args.file, args.symbol, args.mcu, Path(tmp))
-        prof = profile_firmware(fw, args.file, args.op, args.bits // 8, args.seed)
+        prof = profile_firmware(fw, args.file, args.op, nbytes, args.seed)
     if args.json:
         data = {"symbol": args.symbol, "op": args.op, "bits": args.bits, "mcu": args.mcu,
                 "seed": prof.seed, "core_cycles": prof.core_cycles,

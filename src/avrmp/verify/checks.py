@@ -187,15 +187,20 @@ def verify_file(asm: Path, symbol: str, op: str, nbytes: int, mcu: str, variant:
                 workdir: Path, len_arg: bool = False, seed: int | None = None,
                 interrupts: bool = True) -> Report:
     """`len_arg`: the routine takes the operand length in bytes after the pointers (uint16_t)."""
-    if not sram_fits(op, nbytes, mcu):
-        raise AvrmpError(f"--bits {8 * nbytes}: the operands and result do not fit {mcu}'s "
-                         f"{get_mcu(mcu).sram_bytes} bytes of SRAM: choose a smaller size or "
-                         "a larger part")
+    require_sram(op, nbytes, mcu)
     if not 0 <= tests <= MAX_TESTS:
         raise AvrmpError(f"--tests {tests}: choose 0 to {MAX_TESTS}")
     fw = build_firmware(asm, symbol, mcu, workdir)
     return verify_firmware(fw, op, nbytes, variant, tests, seed,
                            int_args=(nbytes,) if len_arg else (), interrupts=interrupts)
+
+
+def require_sram(op: str, nbytes: int, mcu: str) -> None:
+    """AvrmpError unless one call's operands and result fit `mcu`'s SRAM (sram_fits)."""
+    if not sram_fits(op, nbytes, mcu):
+        raise AvrmpError(f"--bits {8 * nbytes}: the operands and result do not fit {mcu}'s "
+                         f"{get_mcu(mcu).sram_bytes} bytes of SRAM: choose a smaller size or "
+                         "a larger part")
 
 
 def sram_fits(op: str, nbytes: int, mcu: str, stack_reserve: int = 96) -> bool:

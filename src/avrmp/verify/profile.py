@@ -108,9 +108,10 @@ def profile_firmware(fw: Firmware, asm: Path, op: str, nbytes: int,
             runs[-1] = Run(level, phase, runs[-1].cycles + cycles)
         else:
             runs.append(Run(level, phase, cycles))
-    if sum(r.cycles for r in runs) != m.core_cycles:
-        raise AvrmpError("the profile does not add up to the core cycles: the routine needs "
-                         "core_begin and core_end symbols")
+    counted = sum(r.cycles for r in runs)
+    if counted != m.core_cycles:  # the host counts exactly the span it measures
+        raise AvrmpError(f"the profile's {counted} cycles are not the {m.core_cycles} core "
+                         "cycles measured: report this with the routine")
     return Profile(m.core_cycles, tuple(runs), seed)
 
 
