@@ -14,6 +14,7 @@ from avrmp.bench.arm import arm_catalog
 from avrmp.routine.files import write_routine
 from avrmp.routine.generate import generate
 from avrmp.spec import Spec
+from avrmp.techniques.arm7tdmi.operand_caching import block_orders, build_order
 from avrmp.techniques.arm7tdmi.registry import ARM_ALGORITHMS
 from avrmp.verify.arm_checks import verify_arm
 
@@ -116,3 +117,25 @@ def test_consttime_is_checked_on_the_arm7tdmi_only(capsys, tmp_path) -> None:
     status, _, err = run(["verify", asm, "--symbol", "x", "--bits", "64", "--op", "mul",
                           "--variant", "consttime"], capsys)
     assert status == 2 and "ARM7TDMI" in err and err.count("\n") == 1
+
+
+def test_hybrid_catcher_bytes_hold_at_the_largest_size(tmp_path) -> None:
+    """64 words: the most blocks a super-column has, so the most carries a catcher byte counts
+    (the edge cases of the load include all-ones operands)."""
+    bits = ARM_ALGORITHMS["hybrid"].max_words * 32
+    routine = generate(Spec("mul", bits, "hybrid", target="arm7tdmi"))
+    asm, _ = write_routine(routine, tmp_path)
+    report = verify_arm(asm, routine.spec.symbol, "mul", bits // 32, "branchfree", 20, seed=5,
+                        workdir=tmp_path)
+    assert report.passed, report.first_failure()
+
+
+@pytest.mark.parametrize("words", (1, 2, 3, 4, 5, 6, 8, 16))
+def test_operand_caching_takes_its_fastest_block_order(words) -> None:
+    orders = block_orders(words)
+    assert orders and all(sum(o) == words and max(o) <= 3 for o in orders)
+    cycles = {o: build_order(words, o)[0].static_cycles() for o in orders}
+    routine = generate(Spec("mul", 32 * words, "operand-caching", target="arm7tdmi"))
+    assert routine.model_cycles == min(cycles.values())
+    if words == 8:  # the short block first, where the a pointer is still needed: 2+3+3
+        assert cycles[(2, 3, 3)] < cycles[(3, 3, 2)]
