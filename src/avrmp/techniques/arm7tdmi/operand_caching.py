@@ -22,7 +22,7 @@ B_REG, ZERO = 12, 14
 
 def operand_caching_mul(n: int) -> ArmKernel:
     """The fastest block order (by the timing model's static count, which equals the trace's
-    at m = 4) among those with blocks of e rows between a first and a last block of 1 to e."""
+    at m = 4) among block_orders."""
     builds = [build_order(n, blocks) for blocks in block_orders(n)]
     prog, blocks = min(builds, key=lambda pb: pb[0].static_cycles())
     note = f"{n * n} products; rows in blocks of {'+'.join(map(str, blocks))}, b once per block"
@@ -30,14 +30,16 @@ def operand_caching_mul(n: int) -> ArmKernel:
 
 
 def block_orders(n: int) -> list[tuple[int, ...]]:
-    """Row blocks of E between a first block of 1..E rows and an optional last one of 1..E."""
-    orders = []
-    for first in range(1, min(E, n) + 1):
+    """Row blocks of E after one or two first blocks of 1..E rows, with an optional last block
+    of 1..E: the short blocks go where spare registers pay (b in LDM groups)."""
+    orders = set()
+    for head in [(f,) for f in range(1, E + 1)] + [(f, g) for f in range(1, E + 1)
+                                                   for g in range(1, E + 1)]:
         for last in range(E + 1):
-            middle = n - first - last
-            if middle >= 0 and middle % E == 0 and (last or middle or first == n):
-                orders.append((first, *[E] * (middle // E), *([last] if last else [])))
-    return sorted(set(orders))
+            middle = n - sum(head) - last
+            if middle >= 0 and middle % E == 0:
+                orders.add((*head, *[E] * (middle // E), *([last] if last else [])))
+    return sorted(orders)
 
 
 def build_order(n: int, blocks: tuple[int, ...]) -> tuple[ArmProgram, tuple[int, ...]]:
