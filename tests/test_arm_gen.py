@@ -11,9 +11,11 @@ import pytest
 from cli_run import run
 
 from avrmp.bench.arm import arm_catalog
+from avrmp.routine.arm import arm_routine
 from avrmp.routine.files import write_routine
 from avrmp.routine.generate import generate
 from avrmp.spec import Spec
+from avrmp.techniques.arm7tdmi.kernel import ArmKernel
 from avrmp.techniques.arm7tdmi.operand_caching import block_orders, build_order
 from avrmp.techniques.arm7tdmi.registry import ARM_ALGORITHMS
 from avrmp.verify.arm_checks import verify_arm
@@ -134,8 +136,24 @@ def test_hybrid_catcher_bytes_hold_at_the_largest_size(tmp_path) -> None:
 def test_operand_caching_takes_its_fastest_block_order(words) -> None:
     orders = block_orders(words)
     assert orders and all(sum(o) == words and max(o) <= 3 for o in orders)
-    cycles = {o: build_order(words, o).static_cycles() for o in orders}
+    cycles = {(o, h): build_order(words, o, h).static_cycles() for o in orders
+              for h in (False, True)}
     routine = generate(Spec("mul", 32 * words, "operand-caching", target="arm7tdmi"))
     assert routine.model_cycles == min(cycles.values())
     if words == 8:  # the short block first, where the a pointer is still needed: 2+3+3
-        assert cycles[(2, 3, 3)] < cycles[(3, 3, 2)]
+        assert cycles[(2, 3, 3), False] < cycles[(3, 3, 2), False]
+    if words == 5:  # R[2..4] handed from the first block to the second in registers
+        assert cycles[(2, 3), True] < cycles[(2, 3), False]
+
+
+@pytest.mark.parametrize("words", (3, 5, 8))
+def test_operand_caching_hand_over_verified(words, tmp_path) -> None:
+    """Every order with the hand-over (a short first block keeping the second's first words
+    in registers) is correct, whichever the search keeps."""
+    spec = Spec("mul", 32 * words, "operand-caching", target="arm7tdmi")
+    for order in block_orders(words):
+        routine = arm_routine(spec, ArmKernel(build_order(words, order, handover=True)))
+        asm, _ = write_routine(routine, tmp_path)
+        report = verify_arm(asm, spec.symbol, "mul", words, "branchfree", 30, seed=7,
+                            workdir=tmp_path)
+        assert report.passed, (order, report.first_failure())

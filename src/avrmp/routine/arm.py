@@ -8,11 +8,16 @@ from ..program.arm import LR, ArmProgram, render
 from ..spec import Spec
 from ..target.arm7tdmi.abi import CALLEE_SAVED
 from ..target.arm7tdmi.isa import WORST_M
+from ..techniques.arm7tdmi.kernel import ArmKernel
 from .wrapper import Routine, c_header
 
 
 def generate_arm(spec: Spec) -> Routine:
-    kernel = spec.arm_algorithm.kernel(spec.words, spec.variant)
+    return arm_routine(spec, spec.arm_algorithm.kernel(spec.words, spec.variant))
+
+
+def arm_routine(spec: Spec, kernel: ArmKernel) -> Routine:
+    """The kernel wrapped for AAPCS callers, with its header."""
     body, sym, n = kernel.body, spec.symbol, spec.words
     saved = tuple(sorted(body.registers_written & CALLEE_SAVED))
     prologue, epilogue = ArmProgram(), ArmProgram()

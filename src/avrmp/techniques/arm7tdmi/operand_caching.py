@@ -6,10 +6,14 @@ partial result of the blocks before enters the window one word a step and leaves
 
 Registers: 3 pointers, e words of a, e carries, e window words, b_j and a zero: 3e + 5 = 14.
 A block of fewer rows, and the last block (which needs the a pointer no more), lend their
-spare registers to b, which LDM then brings several words at a time; the generator tries the
-block orders that differ in where the short blocks go and keeps the fastest."""
+spare registers to b, which LDM then brings several words at a time; or a short first block
+keeps in them the words the second block starts on, which are then neither stored nor loaded.
+The generator tries the block orders that differ in where the short blocks go, each with and
+without that hand-over, and keeps the fastest."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from ...program.arm import ArmProgram
 from .kernel import A_PTR, B_PTR, RESULT, ArmKernel
@@ -18,15 +22,19 @@ from .words import Pointer, row_step
 E = 3
 A_REGS, CARRIES, WINDOW = (3, 4, 5), (6, 7, 8), [9, 10, 11]
 B_REG, ZERO = 12, 14
+DATA = (*A_REGS, *CARRIES, *WINDOW)  # what a block's a, carries and window are taken from
 
 
 def operand_caching_mul(n: int) -> ArmKernel:
-    """The fastest block order (by the timing model's static count, which equals the trace's
-    at m = 4) among block_orders."""
-    builds = {blocks: build_order(n, blocks) for blocks in block_orders(n)}
-    blocks = min(builds, key=lambda b: builds[b].static_cycles())
-    note = f"{n * n} products; rows in blocks of {'+'.join(map(str, blocks))}, b once per block"
-    return ArmKernel(builds[blocks], (note,))
+    """The fastest build (by the timing model's static count, which equals the trace's at m = 4)
+    over block_orders, each with and without the hand-over (see build_order)."""
+    builds = {(blocks, handover): build_order(n, blocks, handover)
+              for blocks in block_orders(n) for handover in (False, True)}
+    blocks, handover = min(builds, key=lambda key: builds[key].static_cycles())
+    note = (f"{n * n} products; rows in blocks of {'+'.join(map(str, blocks))}, b once per block"
+            + ("; the first block keeps the words the second starts on in registers"
+               if handover else ""))
+    return ArmKernel(builds[blocks, handover], (note,))
 
 
 def block_orders(n: int) -> list[tuple[int, ...]]:
@@ -42,63 +50,118 @@ def block_orders(n: int) -> list[tuple[int, ...]]:
     return sorted(orders)
 
 
-def build_order(n: int, blocks: tuple[int, ...]) -> ArmProgram:
-    """The body for rows taken in blocks of these sizes (they add up to n, none above E)."""
+@dataclass(frozen=True)
+class BlockRegs:
+    """A block's registers: its words of a (ascending, for LDM), the rows' carries, the window
+    and the data registers it leaves spare."""
+
+    a: tuple[int, ...]
+    carries: tuple[int, ...]
+    window: tuple[int, ...]
+
+    @property
+    def spare(self) -> list[int]:
+        return [r for r in DATA if r not in self.a + self.carries + self.window]
+
+
+def block_regs(rows: int, held: list[int] | None) -> BlockRegs:
+    """The usual registers, or, when the block before handed words over (held), the window
+    where those words are and a and the carries in the registers left."""
+    if held is None:
+        return BlockRegs(A_REGS[:rows], CARRIES[:rows], tuple(WINDOW[:rows]))
+    free = [r for r in DATA if r not in held]
+    return BlockRegs(tuple(free[:rows]), tuple(free[rows:2 * rows]), tuple(held))
+
+
+def build_order(n: int, blocks: tuple[int, ...], handover: bool = False) -> ArmProgram:
+    """The body for rows taken in blocks of these sizes (they add up to n, none above E).
+    handover: the first block keeps the words the second one starts on in its spare registers
+    instead of storing them (the second loads none of them, and takes a and its carries in the
+    registers left); the first block's b then comes in one LDM up to the step where the first
+    of those words leaves the window, and one word at a time after it."""
     prog = ArmProgram()
     a, b, r = Pointer(prog, A_PTR), Pointer(prog, B_PTR), Pointer(prog, RESULT)
     prog.mov_imm(ZERO, 0, "the carries' source")
-    i0 = 0
-    for rows in blocks:
+    i0, held = 0, None
+    for k, rows in enumerate(blocks):
         prog.phase(f"rows {i0}..{i0 + rows - 1}: a[{i0}..] cached, b streams past")
-        a.load(i0, list(A_REGS[:rows]), then=i0 + rows)
-        _block(prog, i0, rows, b, r, n, last=i0 + rows == n)
+        regs = block_regs(rows, held)
+        a.load(i0, list(regs.a), then=i0 + rows)
+        nxt = blocks[k + 1] if k + 1 < len(blocks) else 0
+        hold = nxt if handover and k == 0 and len(regs.spare) >= nxt and rows + nxt <= n else 0
+        held = _block(prog, i0, rows, regs, b, r, n, last=i0 + rows == n, hold=hold,
+                      received=held is not None) or None
         i0 += rows
     return prog
 
 
-def _b_words(n: int, rows: int, last: bool) -> list[list[tuple[int, int]]]:
-    """Per load, the (j, register) of the b words it brings: b_j's register and the ones the
-    block does not use (the a pointer's too in the last block), in ascending order for LDM."""
-    spare = list(A_REGS[rows:]) + list(CARRIES[rows:]) + WINDOW[rows:]
-    regs = sorted(spare + [B_REG] + ([A_PTR] if last else []))
-    return [list(zip(range(j, min(j + len(regs), n)), regs)) for j in range(0, n, len(regs))]
+def _b_groups(words: range, regs: list[int]) -> list[list[tuple[int, int]]]:
+    """b's words in LDM groups, one register each (ascending with the words)."""
+    regs = sorted(regs)
+    return [list(zip(range(j, min(j + len(regs), words.stop)), regs))
+            for j in range(words.start, words.stop, len(regs))]
 
 
-def _block(prog: ArmProgram, i0: int, rows: int, b: Pointer, r: Pointer, n: int,
-           last: bool) -> None:
+def _block(prog: ArmProgram, i0: int, rows: int, regs: BlockRegs, b: Pointer, r: Pointer,
+           n: int, last: bool, hold: int, received: bool) -> list[int]:
     """R[i0..i0+n+rows-1] += a[i0..i0+rows-1] * b: step j multiplies b_j by every cached word;
-    row t's step j works on R[i0+j+t], window[t], with its carry in carries[t]."""
-    window, carries = WINDOW[:rows], list(CARRIES[:rows])
-    loads = _b_words(n, rows, last)
+    row t's step j works on R[i0+j+t], window[t], with its carry in carries[t].  received: the
+    block's first rows words are in its window already; hold: keep the words
+    R[i0+rows..i0+rows+hold-1] in registers (returned in word order) instead of storing them."""
+    window, carries = list(regs.window), list(regs.carries)
+    steps = _Steps(prog, i0, rows, regs.a, r, n, hold, received, regs.spare[:hold])
+    # Per load, the (j, register) of the b words it brings: b_j's register and the spare ones
+    # (the a pointer's too in the last block).  Spare registers that take held words' places
+    # are free until step `rows`, when the first held word leaves.
+    others = regs.spare[hold:] + [B_REG] + ([A_PTR] if last else [])
+    head = min(rows + 1, n) if hold else 0
+    loads = (_b_groups(range(head), regs.spare[:rows] + [B_REG])
+             + _b_groups(range(head, n), others))
     for k, words in enumerate(loads):
         after = loads[k + 1][0][0] if k + 1 < len(loads) else 0
         b.load(words[0][0], [reg for _, reg in words], then=after,
                comment=", ".join(f"b[{j}]" for j, _ in words))
         for j, bj in words:
-            _step(prog, i0, j, rows, bj, window, carries, r, n)
+            steps.step(j, bj, window, carries)
     _flush(prog, i0, rows, window, carries, r, n)
+    return steps.held
 
 
-def _step(prog: ArmProgram, i0: int, j: int, rows: int, bj: int, window: list[int],
-          carries: list[int], r: Pointer, n: int) -> None:
-    """Every cached row times b_j; R[i0+j] leaves the window final."""
-    # Words entering the window: those below R[i0+n] hold the blocks' before partial result
-    entering = range(rows) if j == 0 else [rows - 1]
-    fresh = [t for t in entering if i0 == 0 or i0 + j + t >= i0 + n]
-    partial = [t for t in entering if t not in fresh]
-    if partial:
-        r.load(i0 + j + partial[0], sorted(window[t] for t in partial),
-               comment="partial result")
-    for t in range(rows):
-        if t in fresh and j > 0:  # (c:R) = c + a*b: UMLAL on the carry, the roles swap
-            prog.mov_imm(window[t], 0)
-            prog.umlal(carries[t], window[t], A_REGS[t], bj, "c + a*b: R and c swap registers")
-            window[t], carries[t] = carries[t], window[t]
-        else:
-            row_step(prog, window[t], carries[t], A_REGS[t], bj, ZERO, fresh=t in fresh,
-                     first=j == 0)
-    r.store(i0 + j, [window[0]], then=i0 + j + 1, comment=f"R[{i0 + j}] done")
-    window[:] = window[1:] + window[:1]
+class _Steps:
+    """A block's steps: every cached row times b_j; R[i0+j] then leaves the window final,
+    stored, or kept in its register for the next block (a spare register takes its place)."""
+
+    def __init__(self, prog: ArmProgram, i0: int, rows: int, a_regs: tuple[int, ...],
+                 r: Pointer, n: int, hold: int, received: bool, spare: list[int]) -> None:
+        self.prog, self.i0, self.rows, self.a_regs, self.r, self.n = prog, i0, rows, a_regs, r, n
+        self.hold_words = range(i0 + rows, i0 + rows + hold)
+        self.in_window = range(i0, i0 + rows) if received else range(0)
+        self.spare, self.held = list(spare), []
+
+    def step(self, j: int, bj: int, window: list[int], carries: list[int]) -> None:
+        prog, i0, rows = self.prog, self.i0, self.rows
+        # Words entering the window: those below R[i0+n] hold the blocks' before partial result
+        entering = range(rows) if j == 0 else [rows - 1]
+        fresh = [t for t in entering if i0 == 0 or i0 + j + t >= i0 + self.n]
+        partial = [t for t in entering if t not in fresh and i0 + j + t not in self.in_window]
+        if partial:
+            self.r.load(i0 + j + partial[0], sorted(window[t] for t in partial),
+                        comment="partial result")
+        for t in range(rows):
+            a = self.a_regs[t]
+            if t in fresh and j > 0:  # (c:R) = c + a*b: UMLAL on the carry, the roles swap
+                prog.mov_imm(window[t], 0)
+                prog.umlal(carries[t], window[t], a, bj, "c + a*b: R and c swap registers")
+                window[t], carries[t] = carries[t], window[t]
+            else:
+                row_step(prog, window[t], carries[t], a, bj, ZERO, fresh=t in fresh,
+                         first=j == 0)
+        if i0 + j in self.hold_words:
+            self.held.append(window[0])
+            window[:] = window[1:] + [self.spare.pop(0)]
+            return
+        self.r.store(i0 + j, [window[0]], then=i0 + j + 1, comment=f"R[{i0 + j}] done")
+        window[:] = window[1:] + window[:1]
 
 
 def _flush(prog: ArmProgram, i0: int, rows: int, window: list[int], carries: list[int],
