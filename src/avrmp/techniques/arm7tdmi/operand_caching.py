@@ -28,13 +28,16 @@ DATA = (*A_REGS, *CARRIES, *WINDOW)  # what a block's a, carries and window are 
 def operand_caching_mul(n: int) -> ArmKernel:
     """The fastest build (by the timing model's static count, which equals the trace's at m = 4)
     over block_orders, each with and without the hand-over (see build_order)."""
-    builds = {(blocks, handover): build_order(n, blocks, handover)
-              for blocks in block_orders(n) for handover in (False, True)}
-    blocks, handover = min(builds, key=lambda key: builds[key].static_cycles())
+    builds = {(blocks, handover, stay): build_order(n, blocks, handover, stay)
+              for blocks in block_orders(n)
+              for handover in ((False, True) if len(blocks) > 1 and blocks[0] < E else (False,))
+              for stay in (False, True)}
+    best = min(builds, key=lambda key: builds[key].static_cycles())
+    blocks, handover, _ = best
     note = (f"{n * n} products; rows in blocks of {'+'.join(map(str, blocks))}, b once per block"
             + ("; the first block keeps the words the second starts on in registers"
                if handover else ""))
-    return ArmKernel(builds[blocks, handover], (note,))
+    return ArmKernel(builds[best], (note,))
 
 
 def block_orders(n: int) -> list[tuple[int, ...]]:
@@ -73,24 +76,29 @@ def block_regs(rows: int, held: list[int] | None) -> BlockRegs:
     return BlockRegs(tuple(free[:rows]), tuple(free[rows:2 * rows]), tuple(held))
 
 
-def build_order(n: int, blocks: tuple[int, ...], handover: bool = False) -> ArmProgram:
+def build_order(n: int, blocks: tuple[int, ...], handover: bool = False,
+                stay: bool = False) -> ArmProgram:
     """The body for rows taken in blocks of these sizes (they add up to n, none above E).
     handover: the first block keeps the words the second one starts on in its spare registers
     instead of storing them (the second loads none of them, and takes a and its carries in the
     registers left); the first block's b then comes in one LDM up to the step where the first
-    of those words leaves the window, and one word at a time after it."""
+    of those words leaves the window, and one word at a time after it.  stay: a block's final
+    words, when they take more than one store, leave the result pointer where it was until the
+    last store (else each store moves it on); which needs fewer pointer moves depends on where
+    the next block starts."""
     prog = ArmProgram()
-    a, b, r = Pointer(prog, A_PTR), Pointer(prog, B_PTR), Pointer(prog, RESULT)
-    prog.mov_imm(ZERO, 0, "the carries' source")
+    a = Pointer(prog, A_PTR)
+    walk = _Walk(prog, Pointer(prog, B_PTR), Pointer(prog, RESULT), n, stay)
     i0, held = 0, None
     for k, rows in enumerate(blocks):
         prog.phase(f"rows {i0}..{i0 + rows - 1}: a[{i0}..] cached, b streams past")
+        if k == 1:  # the first block took its zeros elsewhere and lent this register to b
+            prog.mov_imm(ZERO, 0, "the carries' source")
         regs = block_regs(rows, held)
         a.load(i0, list(regs.a), then=i0 + rows)
         nxt = blocks[k + 1] if k + 1 < len(blocks) else 0
         hold = nxt if handover and k == 0 and len(regs.spare) >= nxt and rows + nxt <= n else 0
-        held = _block(prog, i0, rows, regs, b, r, n, last=i0 + rows == n, hold=hold,
-                      received=held is not None) or None
+        held = _block(walk, i0, rows, regs, hold, received=held is not None) or None
         i0 += rows
     return prog
 
@@ -102,28 +110,41 @@ def _b_groups(words: range, regs: list[int]) -> list[list[tuple[int, int]]]:
             for j in range(words.start, words.stop, len(regs))]
 
 
-def _block(prog: ArmProgram, i0: int, rows: int, regs: BlockRegs, b: Pointer, r: Pointer,
-           n: int, last: bool, hold: int, received: bool) -> list[int]:
+@dataclass(frozen=True)
+class _Walk:
+    """What every block of one build shares: the program, the b and result pointers, the
+    operand words and the flush's pointer policy (build_order's stay)."""
+
+    prog: ArmProgram
+    b: Pointer
+    r: Pointer
+    n: int
+    stay: bool
+
+
+def _block(walk: _Walk, i0: int, rows: int, regs: BlockRegs, hold: int,
+           received: bool) -> list[int]:
     """R[i0..i0+n+rows-1] += a[i0..i0+rows-1] * b: step j multiplies b_j by every cached word;
     row t's step j works on R[i0+j+t], window[t], with its carry in carries[t].  received: the
     block's first rows words are in its window already; hold: keep the words
     R[i0+rows..i0+rows+hold-1] in registers (returned in word order) instead of storing them."""
+    n, last = walk.n, i0 + rows == walk.n
     window, carries = list(regs.window), list(regs.carries)
-    steps = _Steps(prog, i0, rows, regs.a, r, n, hold, received, regs.spare[:hold])
+    steps = _Steps(walk, i0, rows, regs.a, hold, received, regs.spare[:hold])
     # Per load, the (j, register) of the b words it brings: b_j's register and the spare ones
     # (the a pointer's too in the last block).  Spare registers that take held words' places
     # are free until step `rows`, when the first held word leaves.
-    others = regs.spare[hold:] + [B_REG] + ([A_PTR] if last else [])
+    others = regs.spare[hold:] + [B_REG] + ([A_PTR] if last else []) + ([ZERO] if i0 == 0 else [])
     head = min(rows + 1, n) if hold else 0
     loads = (_b_groups(range(head), regs.spare[:rows] + [B_REG])
              + _b_groups(range(head, n), others))
     for k, words in enumerate(loads):
         after = loads[k + 1][0][0] if k + 1 < len(loads) else 0
-        b.load(words[0][0], [reg for _, reg in words], then=after,
+        walk.b.load(words[0][0], [reg for _, reg in words], then=after,
                comment=", ".join(f"b[{j}]" for j, _ in words))
         for j, bj in words:
             steps.step(j, bj, window, carries)
-    _flush(prog, i0, rows, window, carries, r, n)
+    _flush(walk, i0, rows, window, carries)
     return steps.held
 
 
@@ -131,9 +152,10 @@ class _Steps:
     """A block's steps: every cached row times b_j; R[i0+j] then leaves the window final,
     stored, or kept in its register for the next block (a spare register takes its place)."""
 
-    def __init__(self, prog: ArmProgram, i0: int, rows: int, a_regs: tuple[int, ...],
-                 r: Pointer, n: int, hold: int, received: bool, spare: list[int]) -> None:
-        self.prog, self.i0, self.rows, self.a_regs, self.r, self.n = prog, i0, rows, a_regs, r, n
+    def __init__(self, walk: _Walk, i0: int, rows: int, a_regs: tuple[int, ...], hold: int,
+                 received: bool, spare: list[int]) -> None:
+        self.prog, self.r, self.n = walk.prog, walk.r, walk.n
+        self.i0, self.rows, self.a_regs = i0, rows, a_regs
         self.hold_words = range(i0 + rows, i0 + rows + hold)
         self.in_window = range(i0, i0 + rows) if received else range(0)
         self.spare, self.held = list(spare), []
@@ -147,14 +169,20 @@ class _Steps:
         if partial:
             self.r.load(i0 + j + partial[0], sorted(window[t] for t in partial),
                         comment="partial result")
+        # The first block's last row takes a fresh word every step: cleared first, that
+        # register is the zero the other rows' carries come from (ZERO is lent to b there)
+        zero = window[rows - 1] if i0 == 0 else ZERO
+        if i0 == 0 and j > 0:
+            prog.mov_imm(zero, 0)
         for t in range(rows):
             a = self.a_regs[t]
             if t in fresh and j > 0:  # (c:R) = c + a*b: UMLAL on the carry, the roles swap
-                prog.mov_imm(window[t], 0)
+                if i0 != 0:
+                    prog.mov_imm(window[t], 0)
                 prog.umlal(carries[t], window[t], a, bj, "c + a*b: R and c swap registers")
                 window[t], carries[t] = carries[t], window[t]
             else:
-                row_step(prog, window[t], carries[t], a, bj, ZERO, fresh=t in fresh,
+                row_step(prog, window[t], carries[t], a, bj, zero, fresh=t in fresh,
                          first=j == 0)
         if i0 + j in self.hold_words:
             self.held.append(window[0])
@@ -164,10 +192,10 @@ class _Steps:
         window[:] = window[1:] + window[:1]
 
 
-def _flush(prog: ArmProgram, i0: int, rows: int, window: list[int], carries: list[int],
-           r: Pointer, n: int) -> None:
+def _flush(walk: _Walk, i0: int, rows: int, window: list[int], carries: list[int]) -> None:
     """The rows' carries are their top words, R[i0+n+t]; the window still holds
     R[i0+n..i0+n+rows-2]: one carry chain adds them and the block's words are stored."""
+    prog, n = walk.prog, walk.n
     prog.phase(f"rows {i0}..: carries into R[{i0 + n}..{i0 + n + rows - 1}]")
     words = [window[t] for t in range(rows - 1)] + [carries[rows - 1]]
     for t in range(rows - 1):
@@ -178,7 +206,9 @@ def _flush(prog: ArmProgram, i0: int, rows: int, window: list[int], carries: lis
     runs = ascending_runs(words)  # STM needs registers ascending with the words
     start = i0 + n
     for k, run in enumerate(runs):
-        r.store(start, run, then=start + len(run) if k + 1 < len(runs) else i0 + rows)
+        last_run = k + 1 == len(runs)
+        then = i0 + rows if last_run else None if walk.stay else start + len(run)
+        walk.r.store(start, run, then=then)
         start += len(run)
 
 
