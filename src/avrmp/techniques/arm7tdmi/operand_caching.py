@@ -132,8 +132,8 @@ def _block(walk: _Walk, i0: int, rows: int, regs: BlockRegs, hold: int,
     window, carries = list(regs.window), list(regs.carries)
     steps = _Steps(walk, i0, rows, regs.a, hold, received, regs.spare[:hold])
     # Per load, the (j, register) of the b words it brings: b_j's register and the spare ones
-    # (the a pointer's too in the last block).  Spare registers that take held words' places
-    # are free until step `rows`, when the first held word leaves.
+    # (the a pointer's in the last block, the zero register's in the first).  Spare registers
+    # that take held words' places are free until step `rows`, when the first held word leaves.
     others = regs.spare[hold:] + [B_REG] + ([A_PTR] if last else []) + ([ZERO] if i0 == 0 else [])
     head = min(rows + 1, n) if hold else 0
     loads = (_b_groups(range(head), regs.spare[:rows] + [B_REG])
@@ -141,7 +141,7 @@ def _block(walk: _Walk, i0: int, rows: int, regs: BlockRegs, hold: int,
     for k, words in enumerate(loads):
         after = loads[k + 1][0][0] if k + 1 < len(loads) else 0
         walk.b.load(words[0][0], [reg for _, reg in words], then=after,
-               comment=", ".join(f"b[{j}]" for j, _ in words))
+                    comment=", ".join(f"b[{j}]" for j, _ in words))
         for j, bj in words:
             steps.step(j, bj, window, carries)
     _flush(walk, i0, rows, window, carries)
