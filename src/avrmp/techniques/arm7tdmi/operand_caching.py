@@ -14,6 +14,7 @@ without that hand-over, and keeps the fastest."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import product
 
 from ...program.arm import ArmProgram
 from .kernel import A_PTR, B_PTR, RESULT, ArmKernel
@@ -28,12 +29,11 @@ DATA = (*A_REGS, *CARRIES, *WINDOW)  # what a block's a, carries and window are 
 def operand_caching_mul(n: int) -> ArmKernel:
     """The fastest build (by the timing model's static count, which equals the trace's at m = 4)
     over block_orders, each with and without the hand-over (see build_order)."""
-    builds = {(blocks, handover, stay): build_order(n, blocks, handover, stay)
+    builds = {(blocks, handover): build_order(n, blocks, handover)
               for blocks in block_orders(n)
-              for handover in ((False, True) if len(blocks) > 1 and blocks[0] < E else (False,))
-              for stay in (False, True)}
+              for handover in ((False, True) if len(blocks) > 1 and blocks[0] < E else (False,))}
     best = min(builds, key=lambda key: builds[key].static_cycles())
-    blocks, handover, _ = best
+    blocks, handover = best
     note = (f"{n * n} products; rows in blocks of {'+'.join(map(str, blocks))}, b once per block"
             + ("; the first block keeps the words the second starts on in registers"
                if handover else ""))
@@ -76,23 +76,19 @@ def block_regs(rows: int, held: list[int] | None) -> BlockRegs:
     return BlockRegs(tuple(free[:rows]), tuple(free[rows:2 * rows]), tuple(held))
 
 
-def build_order(n: int, blocks: tuple[int, ...], handover: bool = False,
-                stay: bool = False) -> ArmProgram:
+def build_order(n: int, blocks: tuple[int, ...], handover: bool = False) -> ArmProgram:
     """The body for rows taken in blocks of these sizes (they add up to n, none above E).
     handover: the first block keeps the words the second one starts on in its spare registers
     instead of storing them (the second loads none of them, and takes a and its carries in the
     registers left); the first block's b then comes in one LDM up to the step where the first
-    of those words leaves the window, and one word at a time after it.  stay: a block's final
-    words, when they take more than one store, leave the result pointer where it was until the
-    last store (else each store moves it on); which needs fewer pointer moves depends on where
-    the next block starts."""
+    of those words leaves the window, and one word at a time after it."""
     prog = ArmProgram()
     a = Pointer(prog, A_PTR)
-    walk = _Walk(prog, Pointer(prog, B_PTR), Pointer(prog, RESULT), n, stay)
+    walk = _Walk(prog, Pointer(prog, B_PTR), Pointer(prog, RESULT), n)
     i0, held = 0, None
     for k, rows in enumerate(blocks):
         prog.phase(f"rows {i0}..{i0 + rows - 1}: a[{i0}..] cached, b streams past")
-        if k == 1:  # the first block took its zeros elsewhere and lent this register to b
+        if held is not None:  # the first block lent this register to b (see _Steps)
             prog.mov_imm(ZERO, 0, "the carries' source")
         regs = block_regs(rows, held)
         a.load(i0, list(regs.a), then=i0 + rows)
@@ -112,14 +108,13 @@ def _b_groups(words: range, regs: list[int]) -> list[list[tuple[int, int]]]:
 
 @dataclass(frozen=True)
 class _Walk:
-    """What every block of one build shares: the program, the b and result pointers, the
-    operand words and the flush's pointer policy (build_order's stay)."""
+    """What every block of one build shares: the program, the b and result pointers and the
+    operand words."""
 
     prog: ArmProgram
     b: Pointer
     r: Pointer
     n: int
-    stay: bool
 
 
 def _block(walk: _Walk, i0: int, rows: int, regs: BlockRegs, hold: int,
@@ -159,6 +154,11 @@ class _Steps:
         self.hold_words = range(i0 + rows, i0 + rows + hold)
         self.in_window = range(i0, i0 + rows) if received else range(0)
         self.spare, self.held = list(spare), []
+        # A later block's step 0 loads its partial words with one LDM; R[i0+rows], which
+        # enters at step 1, comes with it in the zero register (the highest, as LDM needs),
+        # and the register R[i0] leaves at step 0 becomes the zero (the block's carries need
+        # none before step 1)
+        self.extra, self.zero = i0 > 0 and not received and rows < walk.n, ZERO
 
     def step(self, j: int, bj: int, window: list[int], carries: list[int]) -> None:
         prog, i0, rows = self.prog, self.i0, self.rows
@@ -166,12 +166,17 @@ class _Steps:
         entering = range(rows) if j == 0 else [rows - 1]
         fresh = [t for t in entering if i0 == 0 or i0 + j + t >= i0 + self.n]
         partial = [t for t in entering if t not in fresh and i0 + j + t not in self.in_window]
+        if j == 1 and self.extra:  # R[i0+rows] is in the zero register already
+            self.zero, window[rows - 1] = window[rows - 1], ZERO
+            prog.mov_imm(self.zero, 0, "the carries' source")
+            partial = []
         if partial:
-            self.r.load(i0 + j + partial[0], sorted(window[t] for t in partial),
+            extra = [ZERO] if j == 0 and self.extra else []
+            self.r.load(i0 + j + partial[0], sorted(window[t] for t in partial) + extra,
                         comment="partial result")
         # The first block's last row takes a fresh word every step: cleared first, that
         # register is the zero the other rows' carries come from (ZERO is lent to b there)
-        zero = window[rows - 1] if i0 == 0 else ZERO
+        zero = window[rows - 1] if i0 == 0 else self.zero
         if i0 == 0 and j > 0:
             prog.mov_imm(zero, 0)
         for t in range(rows):
@@ -197,18 +202,21 @@ def _flush(walk: _Walk, i0: int, rows: int, window: list[int], carries: list[int
     R[i0+n..i0+n+rows-2]: one carry chain adds them and the block's words are stored."""
     prog, n = walk.prog, walk.n
     prog.phase(f"rows {i0}..: carries into R[{i0 + n}..{i0 + n + rows - 1}]")
-    words = [window[t] for t in range(rows - 1)] + [carries[rows - 1]]
+    # Each sum may go to either register it reads (the last also to the register the last
+    # step's word left): the choice with the fewest STM runs (registers ascending) is taken
+    options = [(window[t], carries[t]) for t in range(rows - 1)]
+    options.append((carries[rows - 1], window[rows - 1]) if rows > 1 else (carries[0],))
+    words = min((list(c) for c in product(*options)), key=lambda c: len(ascending_runs(c)))
     for t in range(rows - 1):
-        prog.alu("adds" if t == 0 else "adcs", window[t], window[t], carries[t])
+        prog.alu("adds" if t == 0 else "adcs", words[t], window[t], carries[t])
     if rows > 1:
-        prog.alu_imm("adc", carries[rows - 1], carries[rows - 1], 0, "no carry out: the "
-                     "block's product fits")
+        prog.alu_imm("adc", words[-1], carries[rows - 1], 0, "no carry out: the block's "
+                     "product fits")
     runs = ascending_runs(words)  # STM needs registers ascending with the words
     start = i0 + n
     for k, run in enumerate(runs):
         last_run = k + 1 == len(runs)
-        then = i0 + rows if last_run else None if walk.stay else start + len(run)
-        walk.r.store(start, run, then=then)
+        walk.r.store(start, run, then=i0 + rows if last_run else start + len(run))
         start += len(run)
 
 
