@@ -24,14 +24,19 @@ ROOT = Path(__file__).resolve().parent.parent
 SIZES = (64, 96, 128, 192, 320)
 
 
+def verified(routine, variant: str, tests: int, seed: int, tmp_path):
+    """The routine written to tmp_path and run through verify_arm on its own size."""
+    asm, _ = write_routine(routine, tmp_path)
+    return verify_arm(asm, routine.spec.symbol, "mul", routine.spec.words, variant, tests,
+                      seed=seed, workdir=tmp_path)
+
+
 @pytest.mark.parametrize("algo, bits", [
     (a, b) for a in ARM_ALGORITHMS for b in SIZES
     if not (ARM_ALGORITHMS[a].even_only and (b // 32) % 2)])  # hybrid: even words only
 def test_technique_verified(algo, bits, tmp_path) -> None:
     routine = generate(Spec("mul", bits, algo, target="arm7tdmi"))
-    asm, _ = write_routine(routine, tmp_path)
-    report = verify_arm(asm, routine.spec.symbol, "mul", bits // 32, "branchfree", 150, seed=3,
-                        workdir=tmp_path)
+    report = verified(routine, "branchfree", 150, 3, tmp_path)
     assert report.passed, report.first_failure()
     assert report.core_typical == routine.model_cycles  # the one table, two uses
     assert report.core_min < report.core_max  # zero words end the multiplier early
@@ -40,24 +45,18 @@ def test_technique_verified(algo, bits, tmp_path) -> None:
 @pytest.mark.parametrize("bits", (32, 64, 96, 160, 256, 320))
 def test_consttime_takes_the_same_cycles_on_every_input(bits, tmp_path) -> None:
     routine = generate(Spec("mul", bits, "operand-scanning", "consttime", target="arm7tdmi"))
-    asm, _ = write_routine(routine, tmp_path)
     assert routine.spec.symbol.endswith("_ct")
-    report = verify_arm(asm, routine.spec.symbol, "mul", bits // 32, "consttime", 150, seed=4,
-                        workdir=tmp_path)
+    report = verified(routine, "consttime", 150, 4, tmp_path)
     assert report.passed, report.first_failure()  # edge cases: zero words, top bits clear
     assert report.core_min == report.core_max == routine.model_cycles
     plain = generate(Spec("mul", bits, "operand-scanning", target="arm7tdmi"))
-    asm, _ = write_routine(plain, tmp_path)
-    report = verify_arm(asm, plain.spec.symbol, "mul", bits // 32, "consttime", 20, seed=4,
-                        workdir=tmp_path)
+    report = verified(plain, "consttime", 20, 4, tmp_path)
     assert not report.passed  # the check can fail: the plain routine's m varies
 
 
 def test_seed001_multiplier_count_is_the_trace_at_m2(tmp_path) -> None:
     routine = generate(Spec("mul", 160, "operand-caching", target="arm7tdmi"))
-    asm, _ = write_routine(routine, tmp_path)
-    report = verify_arm(asm, routine.spec.symbol, "mul", 5, "branchfree", 10, seed=1,
-                        workdir=tmp_path)
+    report = verified(routine, "branchfree", 10, 1, tmp_path)
     multiplies = sum(v for k, v in routine.classes.items() if k in ("umull", "umlal"))
     assert multiplies == 25
     assert report.core_seed001_typical == report.core_typical - 2 * multiplies
@@ -126,9 +125,7 @@ def test_hybrid_catcher_bytes_hold_at_the_largest_size(tmp_path) -> None:
     (the edge cases of the load include all-ones operands)."""
     bits = ARM_ALGORITHMS["hybrid"].max_words * 32
     routine = generate(Spec("mul", bits, "hybrid", target="arm7tdmi"))
-    asm, _ = write_routine(routine, tmp_path)
-    report = verify_arm(asm, routine.spec.symbol, "mul", bits // 32, "branchfree", 20, seed=5,
-                        workdir=tmp_path)
+    report = verified(routine, "branchfree", 20, 5, tmp_path)
     assert report.passed, report.first_failure()
 
 
@@ -153,7 +150,5 @@ def test_operand_caching_hand_over_verified(words, tmp_path) -> None:
     spec = Spec("mul", 32 * words, "operand-caching", target="arm7tdmi")
     for order in block_orders(words):
         routine = arm_routine(spec, ArmKernel(build_order(words, order, handover=True)))
-        asm, _ = write_routine(routine, tmp_path)
-        report = verify_arm(asm, spec.symbol, "mul", words, "branchfree", 30, seed=7,
-                            workdir=tmp_path)
+        report = verified(routine, "branchfree", 30, 7, tmp_path)
         assert report.passed, (order, report.first_failure())

@@ -158,7 +158,7 @@ class _Steps:
         # enters at step 1, comes with it in the zero register (the highest, as LDM needs),
         # and the register R[i0] leaves at step 0 becomes the zero (the block's carries need
         # none before step 1)
-        self.extra, self.zero = i0 > 0 and not received and rows < walk.n, ZERO
+        self.extra, self.zero = i0 > 0 and not received, ZERO
 
     def step(self, j: int, bj: int, window: list[int], carries: list[int]) -> None:
         prog, i0, rows = self.prog, self.i0, self.rows
