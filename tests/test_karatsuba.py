@@ -161,6 +161,30 @@ def test_not_slower_than_baseline(bits: int, variant: str) -> None:
         warnings.warn(note, stacklevel=1)
 
 
+def _signed_arm(padding: int, shared_end: bool = False):
+    """A small allocated signed arm: `padding` NOPs, then ADD/ADC of two marked bytes (SUB/SBC
+    in the subtracting copy), then (shared_end) an LDI the same in both copies."""
+    from avrmp.program.program import Program
+    from avrmp.regalloc.allocator import allocate
+    from avrmp.regalloc.vprogram import VProgram
+
+    vp = VProgram()
+    u, m = vp.vs(2, "u"), vp.vs(2, "m")
+    for v in (*u, *m):
+        vp.ldi(v, 7)
+    vp.arm_begin()
+    for _ in range(padding):  # the same in both copies
+        vp.nop()
+    vp.signed("add", u[0], m[0])
+    vp.signed("adc", u[1], m[1])
+    if shared_end:
+        vp.ldi(u[0], 3)
+    vp.arm_end()
+    out = Program()
+    allocate(vp, list(range(16, 26)), out, live_out=u)
+    return out
+
+
 def test_signed_arm_copies_differ_only_in_the_signed_instructions() -> None:
     """A signed arm is emitted twice, entered by BRTS when short and by BRTC over RJMP when long;
     the subtracting copy is the adding one with ADD/ADC of the marked bytes turned into SUB/SBC,
@@ -170,23 +194,8 @@ def test_signed_arm_copies_differ_only_in_the_signed_instructions() -> None:
     from avrmp.regalloc.vprogram import AllocationError, VProgram
     from avrmp.target.avr.isa import Instr
 
-    def arm(n: int) -> Program:
-        vp = VProgram()
-        u, m = vp.vs(2, "u"), vp.vs(2, "m")
-        for v in (*u, *m):
-            vp.ldi(v, 7)
-        vp.arm_begin()
-        for _ in range(n):  # padding, the same in both copies
-            vp.nop()
-        vp.signed("add", u[0], m[0])
-        vp.signed("adc", u[1], m[1])
-        vp.arm_end()
-        out = Program()
-        allocate(vp, list(range(16, 26)), out, live_out=u)
-        return out
-
     for n, entry in ((4, "brts"), (80, "brtc")):
-        p = arm(n)
+        p = _signed_arm(n)
         ins = [i for i in p.items if isinstance(i, Instr)]
         assert ins[4].mnemonic == entry
         names = [i.mnemonic for i in ins]
@@ -196,7 +205,7 @@ def test_signed_arm_copies_differ_only_in_the_signed_instructions() -> None:
         assert names[add_at:add_at + 2] == ["add", "adc"]
         assert [i.operands for i in ins[sub_at:sub_at + 2]] == \
             [i.operands for i in ins[add_at:add_at + 2]]
-        assert _path_cycles(p, t=True) == _path_cycles(p, t=False)
+        assert _path(p.items, t=True)[0] == _path(p.items, t=False)[0]
 
     vp = VProgram()
     vp.arm_begin()
@@ -206,15 +215,33 @@ def test_signed_arm_copies_differ_only_in_the_signed_instructions() -> None:
         allocate(vp, list(range(16, 26)), Program())
 
 
-def _path_cycles(p, t: bool) -> int:
-    """Cycles of straight-line code with T-flag branches, for a given T."""
+@pytest.mark.parametrize("padding", (4, 80))
+def test_signed_arm_shared_ends_emitted_once(padding: int) -> None:
+    """merge_shared_ends puts what both copies start with before the branch and what both end
+    with after the join: each path runs the same instructions in the same cycles as before,
+    and the code is shorter by the shared part."""
+    from avrmp.regalloc.signed_arm import merge_shared_ends
+    from avrmp.target.avr.isa import Instr
+
+    items = _signed_arm(padding, shared_end=True).items
+    merged = merge_shared_ends(items)
+    for t in (True, False):
+        assert _path(merged, t) == _path(items, t)
+    size = [sum(i.size for i in x if isinstance(i, Instr)) for x in (items, merged)]
+    assert size[0] - size[1] == 2 * (padding + 1)  # the NOPs and the LDI, once instead of twice
+    assert merge_shared_ends(merged) == merged
+
+
+def _path(items, t: bool) -> tuple[int, list]:
+    """Cycles of straight-line code with T-flag branches, for a given T, and the instructions
+    it runs besides the branches, jumps and balancing NOPs."""
     from avrmp.program.items import Label
     from avrmp.target.avr.isa import Instr
 
-    where = {it.name: k for k, it in enumerate(p.items) if isinstance(it, Label)}
-    total, k = 0, 0
-    while k < len(p.items):
-        it = p.items[k]
+    where = {it.name: k for k, it in enumerate(items) if isinstance(it, Label)}
+    total, k, ran = 0, 0, []
+    while k < len(items):
+        it = items[k]
         k += 1
         if not isinstance(it, Instr):
             continue
@@ -227,7 +254,9 @@ def _path_cycles(p, t: bool) -> int:
         total += it.cycles()
         if it.mnemonic == "rjmp":
             k = where[it.operands[0]]
-    return total
+        elif not it.comment.startswith("balance"):
+            ran.append((it.mnemonic, it.operands))
+    return total, ran
 
 
 def test_pushed_pointer_lends_its_registers_and_keeps_its_memory() -> None:

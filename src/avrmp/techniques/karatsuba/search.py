@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from ...program.program import Program
 from ...regalloc.allocator import allocate
 from ...regalloc.recolor import ColouringMismatch, find_colours, recolor
+from ...regalloc.signed_arm import merge_shared_ends
 from ...regalloc.vprogram import AllocationError, VProgram
 from ...target.avr.isa import Mem
 from ...tuning.choices import Choices, Decision, StaleChoices, Trial
@@ -105,10 +106,12 @@ def colours_of(code: Program) -> str:
 
 
 def recolored(code: Program, colours: str) -> Program:
-    """The block with its recorded colouring applied."""
+    """The block with its recorded colouring applied, then its signed arms' shared ends merged
+    (after: the recorded colourings name the values of the code as allocated)."""
     out = Program()
     try:
-        out.items = recolor(code.items, RECOLOR_POOL, LIVE_AFTER_BLOCK, colours)
+        out.items = merge_shared_ends(recolor(code.items, RECOLOR_POOL, LIVE_AFTER_BLOCK,
+                                              colours))
     except ColouringMismatch as e:
         raise StaleChoices(f"{e}: regenerate without recorded choices (avrmp gen --tune)") from e
     return out
