@@ -105,7 +105,10 @@ def _arm_at(items: list, k: int) -> tuple[int, _Copy, _Copy, int] | None:
     if it.mnemonic == "brts":
         entry, add_label = k + 1, it.operands[0]
     else:  # BRTC to the subtracting copy, RJMP to the adding one
-        entry, add_label = where.get(it.operands[0], -2) + 1, items[k + 1].operands[0]
+        jump = items[k + 1] if k + 1 < len(items) else None
+        if not (isinstance(jump, Instr) and jump.mnemonic == "rjmp"):
+            return None
+        entry, add_label = where.get(it.operands[0], -2) + 1, jump.operands[0]
     add_start = where.get(add_label, -1) + 1
     jump = items[add_start - 2]  # the subtracting copy's RJMP to the join
     if not (add_label.startswith("addM") and entry > k and isinstance(jump, Instr)
