@@ -294,3 +294,33 @@ def test_pushed_pointer_lends_its_registers_and_keeps_its_memory() -> None:
     assert {30, 31} & {i.operands[0] for i in between if i.mnemonic == "ldi"}
     after = [i for i in ins[pop:] if i.mnemonic == "ldd"]
     assert {i.operands[1].disp for i in after} == {0, 1}
+
+
+def test_released_pointer_reclaimed_without_a_pop() -> None:
+    """A pointer released for good lends its registers to values; reclaim takes them back
+    (values still needed move out by MOV) so the code can set the pointer anew, and nothing is
+    pushed or popped."""
+    from avrmp.program.program import Program
+    from avrmp.regalloc.allocator import allocate
+    from avrmp.regalloc.vprogram import VProgram
+    from avrmp.target.avr.isa import Instr, Mem
+
+    vp = VProgram()
+    vp.release(28, 29)
+    xs = vp.vs(6, "x")  # six values, four registers in the pool: Y's take two
+    for v in xs:
+        vp.ldi(v, 1)
+    for v in xs[:2]:
+        vp.st(Mem("Z", "+"), v)
+    vp.reclaim(28, 29)
+    vp.movw(28, 30)
+    for v in xs[2:]:
+        vp.st(Mem("Y", "+"), v)
+    out = Program()
+    allocate(vp, [16, 17, 18, 19], out)
+    text = [(i.mnemonic, i.operands) for i in out.items if isinstance(i, Instr)]
+    assert not any(m in ("push", "pop") for m, _ in text)
+    held = {ops[0] for m, ops in text if m == "ldi"}
+    assert held & {28, 29}  # Y's registers held values ...
+    movw = text.index(("movw", (28, 30)))
+    assert all(ops[-1] not in (28, 29) for m, ops in text[movw:] if m == "st")  # ... not after

@@ -218,7 +218,7 @@ class Allocator:
                 self.free.remove(r)
                 to = self.place(v, pos, {v.id}, reload=False)
                 out.mov(to, r, comment=f"move {v.name}: the pointer comes back")
-        for r in reversed(it.regs):
+        for r in reversed(it.regs) if it.popped else ():
             out.pop(r)
         for ptr in [q for q, pair in POINTER_REGS.items() if set(pair) <= set(it.regs)]:
             self.suspended.pop(ptr, None)

@@ -66,9 +66,11 @@ class Release:
 
 @dataclass(frozen=True)
 class Claim:
-    """These physical registers leave the pool again and are popped (VProgram.pop_pointer)."""
+    """These physical registers leave the pool again (values there move out by MOV) and, if
+    popped, are popped (VProgram.pop_pointer, VProgram.reclaim)."""
 
     regs: tuple[int, ...]
+    popped: bool = True
 
 
 def virtual_effects(ins: VInstr) -> tuple[list[V], list[V]]:
@@ -144,6 +146,11 @@ class VProgram(Emitter):
 
     def release(self, *regs: int) -> None:
         self.items.append(Release(tuple(regs)))
+
+    def reclaim(self, *regs: int) -> None:
+        """Registers released for good (a pointer no longer needed) leave the pool again, so the
+        code may set the pointer anew: values there move out by MOV."""
+        self.items.append(Claim(tuple(regs), popped=False))
 
     def push_pointer(self, ptr: str) -> None:
         """Push a pointer; its registers join the pool until pop_pointer.  Memory reached

@@ -303,6 +303,7 @@ def emit_mem_absdiffs(p: VProgram, k: int, at: int = 1,
     x = load_disp(p, "Y", 0, k, "a")
     mask_a = emit_abs_diff(p, x, lambda i: load_disp(p, "Y", k + i, 1, "a'", first=i)[0], None)
     inner_a = _store_difference(p, x, at, inner)
+    p.release(28, 29)  # A is read: Y's registers hold data (a caller setting Y reclaims them)
     y = load_inc(p, "X", k, "b", 0)
     mask_b = emit_abs_diff(p, y, lambda i: load_inc(p, "X", 1, "b'", k + i)[0], None)
     inner_b = _store_difference(p, y, at + k, inner)

@@ -145,6 +145,7 @@ def _emit_m_fused(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, va
 
     def differences(vp: VProgram) -> tuple[Src, Src]:
         da, db, t, t_m = emit_mem_absdiffs(vp, k, at=2 * k, inner=True)
+        vp.reclaim(28, 29)
         vp.movw(28, 30)
         vp.st(Mem("Y", "-"), t, comment="t, just below M's L")
         vp.adiw(28, 1 + 2 * k, comment="Y -> |A_l - A_h|")
