@@ -198,7 +198,8 @@ class Allocator:
                 del self.slot_free_until[m]
 
     def on_claim(self, pos: int, it: Claim) -> None:
-        """The pushed pointer comes back: values in its registers move out, and it is popped."""
+        """The pointer comes back: values in its registers move out, and it is popped if it was
+        pushed (Claim.popped)."""
         st, out = self.st, self.out
         for r in it.regs:
             if r in self.free:

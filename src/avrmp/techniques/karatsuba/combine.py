@@ -292,7 +292,9 @@ def emit_mem_add_l1(p: VProgram, k: int, w: int = 8) -> None:
 def emit_mem_absdiffs(p: VProgram, k: int, at: int = 1,
                       inner: bool = False) -> tuple[list[V], list[V], V, V | None]:
     """Z[at..at+k) = |A_l - A_h| (A through Y), Z[at+k..at+2k) = |B_l - B_h| (B through X+).
-    Returns both differences, still in registers, t, and (inner) the M child's t.
+    Returns both differences, still in registers, t, and (inner) the M child's t.  Y is given
+    up once A is read: its registers hold data while B's difference is taken (a caller that
+    sets Y again reclaims them first).
 
     inner (the M child is a two-level node): while each difference D is still in registers, its
     halves' difference |D_h - D_l| (the child's M operand) is taken in D_h's registers and stored
