@@ -10,6 +10,7 @@ from ..program.items import Label
 from ..program.program import Program
 from ..target.avr.isa import OPS, Instr
 from .vprogram import SUBTRACTING, AllocationError
+from .webs import label_positions
 
 BRTS_REACH = 63  # words a BRTS can jump forward
 
@@ -66,9 +67,9 @@ def merge_shared_ends(items: list) -> list:
     begin with (up to an instruction that differs or writes T) goes before the branch, what
     both end with (before the balancing NOPs) after the join.  Both paths run exactly what
     they ran before, so cycles and balance stay; only the code shrinks."""
-    out, k = [], 0
+    out, k, where = [], 0, label_positions(items)
     while k < len(items):
-        arm = _arm_at(items, k)
+        arm = _arm_at(items, k, where)
         if arm is None:
             out.append(items[k])
             k += 1
@@ -95,13 +96,13 @@ class _Copy:
     balance: list
 
 
-def _arm_at(items: list, k: int) -> tuple[int, _Copy, _Copy, int] | None:
+def _arm_at(items: list, k: int, where: dict[str, int]) -> tuple[int, _Copy, _Copy, int] | None:
     """If items[k] enters a signed arm as emit_signed_arm lays it out: where its subtracting
-    copy starts (entry), both copies, and where the join label stands."""
+    copy starts (entry), both copies, and where the join label stands (where: the labels'
+    positions in items)."""
     it = items[k]
     if not (isinstance(it, Instr) and it.mnemonic in ("brts", "brtc")):
         return None
-    where = {x.name: j for j, x in enumerate(items) if isinstance(x, Label)}
     if it.mnemonic == "brts":
         entry, add_label = k + 1, it.operands[0]
     else:  # BRTC to the subtracting copy, RJMP to the adding one
