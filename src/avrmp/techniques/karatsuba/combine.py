@@ -17,18 +17,18 @@ from ...blocks.arith import emit_abs_diff, emit_ripple
 from ...blocks.pointers import load_disp, load_inc, store_disp
 from ...regalloc.vprogram import V, VProgram
 from ...target.avr.isa import Mem
-from .frame import ARG_SLOT
 
 
 @dataclass(frozen=True)
 class OuterCombine:
     """The combination one level up, to be fed with this node's result byte by byte (see
     emit_fused_combine): that level's half size k, its result at the entry pointer r plus r_off,
-    its t at frame byte t_slot (from SP+1)."""
+    its t at frame byte t_slot and that entry pointer at r_slot (from SP+1)."""
 
     k: int
     r_off: int
     t_slot: int
+    r_slot: int
 
 
 def emit_fused_combine(p: VProgram, m: int, product: list[V], t: V | None, zero: V,
@@ -42,8 +42,8 @@ def emit_fused_combine(p: VProgram, m: int, product: list[V], t: V | None, zero:
     p.phase("this node's result feeds the combination one level up")
     t_o = p.v("to")
     p.ldd(t_o, Mem("Y", disp=1 + outer.t_slot), comment="the outer level's t")
-    p.ldd(0, Mem("Y", disp=1 + ARG_SLOT["r"]), comment="Y = the outer result")
-    p.ldd(29, Mem("Y", disp=2 + ARG_SLOT["r"]))
+    p.ldd(0, Mem("Y", disp=1 + outer.r_slot), comment="Y = the outer result")
+    p.ldd(29, Mem("Y", disp=2 + outer.r_slot))
     p.mov(28, 0)
     if outer.r_off:
         p.adiw(28, outer.r_off)

@@ -47,6 +47,15 @@ class Frame:
     def free(self, loc: Loc) -> None:
         self.top = loc.off
 
+    @property
+    def scratch_off(self) -> int:
+        """Where the scratch bytes start above SP+1 (see free_y)."""
+        return self.origin + SCRATCH_OFF
+
+    def arg_slot(self, name: str) -> int:
+        """Where entry pointer `name` is kept, in bytes above SP+1."""
+        return self.origin + ARG_SLOT[name]
+
 
 def lo_of(ptr: str) -> int:
     return POINTER_REGS[ptr][0]
@@ -95,9 +104,14 @@ def set_pointers(p: Emitter, entry: bool = False, z_at: Loc | None = None, origi
     else:
         reader = "Z"
     rlo = lo_of(reader)
-    shift = frame_reader(p, rlo, origin)
+    if all(loc.base == "frame" for loc in locs.values()):
+        read_sp(p, rlo, comment="SP: the frame is above it")
+        shift = origin  # nothing is read through the reader: no displacement to keep in reach
+    else:
+        shift = frame_reader(p, rlo, origin)
     order = [r for r in ("X", "Y", "Z") if r in locs and r != reader]
     order += [reader] if reader in locs else []
+    loaded: dict[str, tuple[int, int]] = {}  # argument pointer -> (pair holding it, offset)
     for ptr in order:
         loc, lo = locs[ptr], lo_of(ptr)
         if loc.base == "frame":
@@ -105,8 +119,14 @@ def set_pointers(p: Emitter, entry: bool = False, z_at: Loc | None = None, origi
                 p.movw(lo, rlo)
             add_const(p, lo, 1 + shift - origin + loc.off)  # frame offsets include the origin
             continue
-        load_saved_pointer(p, ptr, reader, 1 + shift + ARG_SLOT[loc.base])
-        add_const(p, lo, loc.off)
+        if loc.base in loaded:  # a second pointer from the same one: copied, not reloaded
+            src, off = loaded[loc.base]
+            p.movw(lo, src)
+            add_const(p, lo, loc.off - off)
+        else:
+            load_saved_pointer(p, ptr, reader, 1 + shift + ARG_SLOT[loc.base])
+            add_const(p, lo, loc.off)
+        loaded[loc.base] = (lo, loc.off)
     if z_delta is not None:
         add_const(p, 30, z_delta)
 

@@ -140,11 +140,11 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
         vp.st(Mem("Z"), mask, comment="t, just below M")
     _run(p, vp, ABSDIFF_POOL)
     p.comment(f"=== M = |A_l - A_h|{' * |B_l - B_h|' if mul else '^2'} into the frame ===")
-    shift = frame_reader(p, 30, origin)
-    _frame_ptr(p, 24, lay["m"] - origin + shift)
-    _frame_ptr(p, 22, lay["da"] - origin + shift)
+    read_sp(p, 30, comment="SP: the frame is above it")
+    _frame_ptr(p, 24, lay["m"])
+    _frame_ptr(p, 22, lay["da"])
     if mul:
-        _frame_ptr(p, 20, lay["db"] - origin + shift)
+        _frame_ptr(p, 20, lay["db"])
     _call(p, child, far)
     if child_top:
         p.push(24, comment="M's (d, f), for the combination")
@@ -152,10 +152,12 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
         origin += 2  # SP has moved down by the two bytes: the frame is further above it
         lay = {name: off + 2 for name, off in lay.items()}
     shift = frame_reader(p, 30, origin)
-    p.ldd(24, Mem("Z", disp=1 + shift))
+    p.ldd(24, Mem("Z", disp=1 + shift), comment="r, for the combination's pointers")
     p.ldd(25, Mem("Z", disp=2 + shift))
-    set_pointers(p, origin=origin, X=Loc("frame", lay["t"] if mul else lay["m"]),
-                 Y=Loc("r", k), Z=Loc("r", 2 * k))
+    _frame_ptr(p, 26, (lay["t"] if mul else lay["m"]) - origin + shift)
+    for lo, off in ((28, k), (30, 2 * k)):  # Y = r + k, Z = r + 2k: from r, not reloaded
+        p.movw(lo, 24)
+        add_const(p, lo, off)
     _run(p, level_combine(k, mul, m_deferred=bool(child_top), defer=not alloc))
     if alloc:
         p.phase("release the frames")
@@ -165,11 +167,10 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
 
 @memo_search
 def leaf_kernel(op: str, nbytes: int, variant: str, origin: int, choices: Choices) -> Kernel:
-    """The fixed-size routine under the levels.  A squaring leaf's frame is reserved by the top
-    level, `origin` bytes above the leaf's SP+1 (Kernel.caller_frame); a multiplication leaf
-    allocates its own."""
+    """The fixed-size routine under the levels.  Its full frame, if it has one, is reserved by
+    the top level, `origin` bytes above the leaf's SP+1 (Kernel.caller_frame)."""
     if op == "mul":
-        return karatsuba_mul(nbytes, variant, choices=choices)
+        return karatsuba_mul(nbytes, variant, choices=choices, origin=origin)
     return fixed_square(nbytes, choices, origin=origin, defer_top=True)
 
 

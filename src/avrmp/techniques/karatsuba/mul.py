@@ -34,7 +34,7 @@ from ...tuning.choices import Choices, memo_search
 from ..kernel import Kernel
 from .base import BaseForm, BaseRole, NodeAddend, Src, emit_base, first_and_second
 from .combine import OuterCombine, emit_mem_absdiffs, emit_mem_add_l1, emit_mem_combine
-from .frame import ARG_SLOT, SCRATCH, Frame, Loc, add_const, set_pointers, z_slots
+from .frame import ARG_SLOT, SCRATCH, Frame, Loc, add_const, frame_reader, set_pointers, z_slots
 from .search import Space, run_base, run_best, run_block
 
 MAX_BASE = 16  # largest base size whose LDD displacements and registers stay manageable
@@ -74,20 +74,20 @@ def emit_mul_node(
             raise AssertionError("a node addend needs two levels and a result just above it")
         node = NodeAddend(e_off=0, r_off=out.off - addend.off)
     if levels == 1:
-        set_pointers(p, entry, z_at=z_at, X=b, Y=a, Z=out)
+        set_pointers(p, entry, z_at=z_at, origin=frame.origin, X=b, Y=a, Z=out)
         run_base(p, z_slots((n + 1) // 2, 2 * n), variant, n, Src(), Src(), choices,
-                 scratch=SCRATCH)
+                 BaseRole(scratch_off=frame.scratch_off), scratch=SCRATCH)
         return out
     p.comment(f"=== {8 * n}-bit Karatsuba level ({levels} levels): L = A_l * B_l ===")
     if levels == 2:
-        z_at = emit_l_and_h(p, n // 2, a, b, out, variant, choices, node=node, entry=entry,
-                            z_at=z_at, prelude=prelude)
+        z_at = emit_l_and_h(p, n // 2, a, b, out, variant, choices, frame, node=node,
+                            entry=entry, z_at=z_at, prelude=prelude)
     else:
         z_at = _emit_l_and_h_nodes(p, n, levels, a, b, out, frame, variant, choices, entry, z_at)
     p.comment(f"=== {8 * n}-bit level: M = |A_l - A_h| * |B_l - B_h|, combine ===")
     if levels == 2:
-        return _emit_m_base(p, n // 2, a, b, out, variant, choices, node, addend, outer, z_at,
-                            prelude)
+        return _emit_m_base(p, n // 2, a, b, out, frame, variant, choices, node, addend, outer,
+                            z_at, prelude)
     if levels == 3 and out.base == "r":
         _emit_m_fused(p, n // 2, a, b, out, frame, variant, choices, z_at)
         return None
@@ -108,14 +108,14 @@ def _emit_l_and_h_nodes(p: Program, n: int, levels: int, a: Loc, b: Loc, out: Lo
                              addend=out + k, z_at=z_at)
     z_at = emit_mul_node(p, k, levels - 1, a + k, b + k, out + 2 * k, frame, variant, choices,
                          z_at=z_at)
-    set_pointers(p, z_at=z_at, Z=out + k)
+    set_pointers(p, z_at=z_at, origin=frame.origin, Z=out + k)
     vp = VProgram()
     emit_mem_add_l1(vp, k)
     run_block(p, vp, [])
     return out + k
 
 
-def _emit_m_base(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str,
+def _emit_m_base(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, variant: str,
                  choices: Choices, node: NodeAddend | None, addend: Loc | None,
                  outer: OuterCombine | None, z_at: Loc | None, prelude: Prelude | None) -> Loc:
     """Two levels: the M child is a base that finishes the combination; its operands are
@@ -123,10 +123,11 @@ def _emit_m_base(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str,
     # Spill room: U's low half until the combination writes it; with an addend that is where
     # X_1 waits, and the consumed addend (after its carry byte) is free instead.
     spill = z_slots(1, node.r_off) if node else z_slots(k, 2 * k)
-    set_pointers(p, z_at=z_at, X=b, Y=a, Z=addend or out)
+    set_pointers(p, z_at=z_at, origin=frame.origin, X=b, Y=a, Z=addend or out)
     srcs = (Src(sign=prelude.m_sign), Src()) if prelude else (Src(absdiff=True),) * 2
     run_base(p, spill, variant, k, *srcs, choices,
-             BaseRole(parent=True, node=node, outer=outer), scratch=SCRATCH)
+             BaseRole(parent=True, scratch_off=frame.scratch_off, node=node, outer=outer),
+             scratch=SCRATCH)
     return addend or out
 
 
@@ -155,7 +156,8 @@ def _emit_m_fused(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, va
         return Src(regs=tuple(da[: k // 2])), Src(regs=tuple(db[: k // 2]))
 
     emit_mul_node(p, k, 2, diffs, diffs + k, prod, frame, variant, choices, z_at=z_at,
-                  outer=OuterCombine(k=k, r_off=out.off, t_slot=t_slot.off),
+                  outer=OuterCombine(k=k, r_off=out.off, t_slot=t_slot.off,
+                                     r_slot=frame.arg_slot("r")),
                   prelude=Prelude(a, b, differences, m_sign.off - diffs.off))
     frame.free(t_slot)
 
@@ -166,7 +168,7 @@ def _emit_m_node(p: Program, n: int, levels: int, a: Loc, b: Loc, out: Loc, fram
     follows them, and a memory pass combines."""
     k = n // 2
     diffs = frame.alloc(1 + 2 * k)
-    set_pointers(p, z_at=z_at, X=b, Y=a, Z=diffs)
+    set_pointers(p, z_at=z_at, origin=frame.origin, X=b, Y=a, Z=diffs)
     vp = VProgram()
     _, _, t, _ = emit_mem_absdiffs(vp, k)
     vp.std(Mem("Z", disp=0), t, comment="t")
@@ -174,7 +176,7 @@ def _emit_m_node(p: Program, n: int, levels: int, a: Loc, b: Loc, out: Loc, fram
     prod = frame.alloc(2 * k)
     z_at = emit_mul_node(p, k, levels - 1, diffs + 1, diffs + 1 + k, prod, frame, variant,
                          choices, z_at=diffs)
-    set_pointers(p, z_at=z_at, Y=diffs, Z=out)
+    set_pointers(p, z_at=z_at, origin=frame.origin, Y=diffs, Z=out)
     vp = VProgram()
     emit_mem_combine(vp, k, m_off=prod.off - diffs.off, variant=variant)
     run_block(p, vp, [])
@@ -183,12 +185,12 @@ def _emit_m_node(p: Program, n: int, levels: int, a: Loc, b: Loc, out: Loc, fram
 
 
 def emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str, choices: Choices,
-                 framed: bool = True, scratch: int = 0, node: NodeAddend | None = None,
+                 frame: Frame | None, scratch: int = 0, node: NodeAddend | None = None,
                  entry: bool = False, z_at: Loc | None = None,
                  prelude: Prelude | None = None) -> Loc | None:
     """L = A_l B_l and Hbar = A_h B_h + L_1 by two bases: either as separate blocks (L_1 goes
     through memory), or as one block that hands L_1 over in registers; the cheaper wins (the
-    separate blocks when they tie).  Without a full frame (framed false) X, Y and Z already point
+    separate blocks when they tie).  Without a full frame (frame None) X, Y and Z already point
     at b, a and out, only the joint block is possible (the pointers cannot be reloaded), and
     `scratch` bytes at SP+1 are lent.  With a node addend (node) Z points at it, out lies
     node.r_off bytes above, and the joint block folds it in.  prelude: the joint block starts
@@ -198,24 +200,25 @@ def emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str, cho
 
     def joint(_, c: Choices) -> tuple[Program, Loc | None]:
         q = Program()
-        if framed:
+        if frame is not None:
             x_at, y_at = (prelude.b, prelude.a) if prelude else (b, a)
-            set_pointers(q, entry, z_at=z_at, X=x_at, Y=y_at, Z=out + -r)
-        _run_joint(q, k, variant, c, framed, scratch, node, prelude, labels=p)
-        return q, out + -r if framed else None
+            set_pointers(q, entry, z_at=z_at, origin=frame.origin, X=x_at, Y=y_at, Z=out + -r)
+        _run_joint(q, k, variant, c, frame, scratch, node, prelude, labels=p)
+        return q, out + -r if frame is not None else None
 
     def separate(_, c: Choices) -> tuple[Program, Loc]:
         q = Program()
-        set_pointers(q, entry, z_at=z_at, X=b, Y=a, Z=out)
-        run_base(q, z_slots((k + 1) // 2, 2 * k), variant, k, Src(), Src(), c, scratch=SCRATCH,
-                 labels=p)
+        set_pointers(q, entry, z_at=z_at, origin=frame.origin, X=b, Y=a, Z=out)
+        run_base(q, z_slots((k + 1) // 2, 2 * k), variant, k, Src(), Src(), c,
+                 BaseRole(scratch_off=frame.scratch_off), scratch=SCRATCH, labels=p)
         q.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1 ===")
-        set_pointers(q, z_at=out, X=b + k, Y=a + k, Z=out + k)
+        set_pointers(q, z_at=out, origin=frame.origin, X=b + k, Y=a + k, Z=out + k)
         run_base(q, z_slots(k + (k + 1) // 2, 3 * k), variant, k, Src(), Src(), c,
-                 BaseRole(out_off=k, addend=0), scratch=SCRATCH, labels=p)
+                 BaseRole(out_off=k, addend=0, scratch_off=frame.scratch_off), scratch=SCRATCH,
+                 labels=p)
         return q, out + k
 
-    if not framed or node or prelude:
+    if frame is None or node or prelude:
         code, z = joint(None, choices)
     else:  # equal cycles: the separate blocks (Z then ends at out + k)
         code, z = choices.choose("l_and_h", ("joint", "separate"),
@@ -225,9 +228,11 @@ def emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str, cho
     return z
 
 
-def _run_joint(p: Program, k: int, variant: str, choices: Choices, framed: bool, scratch: int,
-               node: NodeAddend | None, prelude: Prelude | None, labels: Program) -> None:
-    """L's and Hbar's bases as one block, L_1 handed over in registers."""
+def _run_joint(p: Program, k: int, variant: str, choices: Choices, frame: Frame | None,
+               scratch: int, node: NodeAddend | None, prelude: Prelude | None,
+               labels: Program) -> None:
+    """L's and Hbar's bases as one block, L_1 handed over in registers; without a full frame
+    (frame None), `scratch` bytes at SP+1 are lent."""
     r = node.r_off if node else 0
     first = BaseRole(out_off=r, keep_high=True, free_pointers=False, node=node)
 
@@ -237,10 +242,11 @@ def _run_joint(p: Program, k: int, variant: str, choices: Choices, framed: bool,
         l1 = emit_base(vp, k, *srcs, v, first, form_l)
         vp.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1, L_1 still in registers ===")
         vp.adiw(28, k, comment="Y -> A_h; X already points at B_h")
-        second = BaseRole(out_off=r + 2 * k, addend=l1, scratch_off=None if framed else 0)
+        second = BaseRole(out_off=r + 2 * k, addend=l1,
+                          scratch_off=frame.scratch_off if frame is not None else 0)
         emit_base(vp, k, Src(), Src(), v, second, form_h)
 
-    run_best(p, z_slots(r + (k + 1) // 2, r + 4 * k), variant, SCRATCH if framed else scratch,
+    run_best(p, z_slots(r + (k + 1) // 2, r + 4 * k), variant, SCRATCH if frame is not None else scratch,
              k, both, Space(pointers_wait=True, node_first=node is not None), choices, "joint",
              labels)
 
@@ -262,12 +268,13 @@ def level_options(n: int) -> list[int]:
 
 
 def karatsuba_mul(n: int, variant: str, levels: int | None = None,
-                  choices: Choices | None = None) -> Kernel:
+                  choices: Choices | None = None, origin: int | None = None) -> Kernel:
     """The n-byte multiplication with `levels` levels, or (default) the fastest number: every
     candidate built and costed (a NOP-balanced branch costs the same either way, so the
     straight-path count is exact for both variants).  Bases under MIN_DEFAULT_BASE bytes are only
     built on request: their levels' overhead outweighs what they save, and building them takes
-    most of the generation time."""
+    most of the generation time.  origin: a subroutine of a large routine, whose full frame (if
+    the layout has one) the caller reserves (see _build_framed)."""
     choices = choices or Choices()
     options = level_options(n)
     if levels is not None and levels not in options:
@@ -279,12 +286,13 @@ def karatsuba_mul(n: int, variant: str, levels: int | None = None,
     candidates = [levels] if levels is not None else \
         [lv for lv in options if n >> (lv - 1) >= MIN_DEFAULT_BASE] or options
     return choices.choose("levels", candidates,
-                          lambda lv, c: build_levels(n, lv, variant, choices=c),
+                          lambda lv, c: build_levels(n, lv, variant, origin, choices=c),
                           cost=lambda kern: choices.cycles(kern.body))
 
 
 @memo_search
-def build_levels(n: int, levels: int, variant: str, choices: Choices) -> Kernel:
+def build_levels(n: int, levels: int, variant: str, origin: int | None,
+                 choices: Choices) -> Kernel:
     """The cheaper of the possible layouts: a 1-level routine may run without a stack frame
     (spilling only into the result buffer) or with one (more spill room); a 2-level one with a
     small frame (the least spill room that allocates)."""
@@ -298,7 +306,7 @@ def build_levels(n: int, levels: int, variant: str, choices: Choices) -> Kernel:
                           [f"1 level of Karatsuba, base {n} bytes, no stack frame"])
         if layout == "small frame":
             return _least_spill_room(n, variant, c)
-        return _build_framed(n, levels, variant, c)
+        return _build_framed(n, levels, variant, c, origin)
 
     return choices.choose("layout", layouts, build, cost=lambda kern: choices.cycles(kern.body))
 
@@ -345,8 +353,7 @@ def _build_small_frame(n: int, variant: str, scratch: int, choices: Choices) -> 
     elif scratch:
         move_sp(p, 24, -scratch, sbiw=False)
     p.comment(f"=== {8 * n}-bit Karatsuba level (2 levels): L = A_l * B_l ===")
-    emit_l_and_h(p, k, Loc("a"), Loc("b"), Loc("r"), variant, choices, framed=False,
-                 scratch=scratch)
+    emit_l_and_h(p, k, Loc("a"), Loc("b"), Loc("r"), variant, choices, None, scratch=scratch)
     p.comment(f"=== {8 * n}-bit level: M = |A_l - A_h| * |B_l - B_h|, combine ===")
     if scratch:
         read_sp(p, 28)
@@ -367,23 +374,34 @@ def _build_small_frame(n: int, variant: str, scratch: int, choices: Choices) -> 
                   [f"2 levels of Karatsuba, base {k} bytes, small frame ({frame})"])
 
 
-def _build_framed(n: int, levels: int, variant: str, choices: Choices) -> Kernel:
+def _build_framed(n: int, levels: int, variant: str, choices: Choices,
+                  origin: int | None = None) -> Kernel:
+    """The routine with a full frame: its own, or (origin given, a subroutine of a large
+    routine) one the caller reserved `origin` bytes above SP+1, so no SP is written here
+    (Kernel.caller_frame says how many bytes)."""
     p = Program()
-    frame = Frame()
+    frame = Frame(origin or 0)
     body = Program()
     emit_mul_node(body, n, levels, Loc("a"), Loc("b"), Loc("r"), frame, variant, choices,
                   entry=True)
-    size = frame.size
-    p.phase(f"stack frame: entry pointers and {size - 6} bytes of temporaries")
-    move_sp(p, 28, -size, sbiw=False)
+    size = frame.size - frame.origin
+    if origin is None:
+        p.phase(f"stack frame: entry pointers and {size - 6} bytes of temporaries")
+        move_sp(p, 28, -size, sbiw=False)
+        shift = 0
+    else:
+        p.phase(f"the caller's frame: entry pointers and {size - 6} bytes of temporaries")
+        shift = frame_reader(p, 28, frame.origin)
     for name, lo in (("r", 24), ("a", 22), ("b", 20)):
-        p.std(Mem("Y", disp=1 + ARG_SLOT[name]), lo, comment=f"save pointer {name}")
-        p.std(Mem("Y", disp=2 + ARG_SLOT[name]), lo + 1)
+        p.std(Mem("Y", disp=1 + shift + ARG_SLOT[name]), lo, comment=f"save pointer {name}")
+        p.std(Mem("Y", disp=2 + shift + ARG_SLOT[name]), lo + 1)
     p.extend(body)
+    note = f"{levels} levels of Karatsuba, base {n >> (levels - 1)} bytes, frame {size} bytes"
+    if origin is not None:
+        return Kernel(p, {}, [note + " (reserved by the caller)"], caller_frame=size)
     p.phase("release the stack frame")
     move_sp(p, 28, size)
-    bases = n >> (levels - 1)
-    return Kernel(p, {}, [f"{levels} levels of Karatsuba, base {bases} bytes, frame {size} bytes"])
+    return Kernel(p, {}, [note])
 
 
 def padded_mul(n: int, n_pad: int, inner: Kernel) -> Kernel:
