@@ -324,3 +324,13 @@ def test_released_pointer_reclaimed_without_a_pop() -> None:
     assert held & {28, 29}  # Y's registers held values ...
     movw = text.index(("movw", (28, 30)))
     assert all(ops[-1] not in (28, 29) for m, ops in text[movw:] if m == "st")  # ... not after
+
+
+@pytest.mark.parametrize("variant", ["branchfree", "branched"])
+def test_inner_sign_read_when_the_combination_starts(variant: str) -> None:
+    """Three levels: the M child's t waits in the frame until its combination reads it (no
+    register or spill slot holds it through the M child's products)."""
+    asm = generate(Spec("mul", 256, "karatsuba", variant=variant)).asm.splitlines()
+    last_mul = max(i for i, line in enumerate(asm) if line.split()[:1] == ["mul"])
+    loads = [i for i, line in enumerate(asm) if "the parent's t" in line and "ldd" in line]
+    assert loads and all(i > last_mul for i in loads)

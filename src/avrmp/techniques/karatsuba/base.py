@@ -25,8 +25,10 @@ class Src:
     """Operand bytes for a base: through its pointer from offset `off`, or (absdiff) the absolute
     difference of the m bytes at `off` and the m bytes following them, or (regs) values a block
     before it left in registers (where they have memory copies, the allocator drops them for free).
-    sign (A of a parent's M): the bytes at `off` are already the difference, and the parent's t
-    (0x00 or 0xFF) waits at Y+sign."""
+    sign (A of a parent's M that feeds the combination one level up): the bytes at `off` are
+    already the difference, and the parent's t (0x00 or 0xFF) waits in the frame, `sign` bytes
+    above SP+1; it is read when the combination starts, through Y on the frame, so it takes no
+    register before."""
 
     off: int = 0
     absdiff: bool = False
@@ -190,9 +192,6 @@ class BaseBlock:
         if a.absdiff and b.absdiff:
             p.eor(mask_a, mask_b, comment="the parent's t")
             self.parent_t = mask_a
-        if a.sign is not None:
-            self.parent_t = p.v("t")
-            p.ldd(self.parent_t, Mem("Y", disp=a.sign), comment="the parent's t")
         if b.absdiff and self.role.free_pointers:
             p.release(26, 27)
         if a.absdiff and self.role.free_pointers:
@@ -265,6 +264,9 @@ class BaseBlock:
                                       "carry_k": Mem("Z", disp=node.e_off)}
         if role.outer is not None and not form.scratch:
             raise AssertionError("feeding the outer combination needs Y on the frame")
+        if self.a.sign is not None:
+            t = p.v("t")
+            p.ldd(t, Mem("Y", disp=1 + self.a.sign), comment="the parent's t")
         if self.variant == "branchfree" and form.premask:
             # The product is masked now and t goes to the T flag: one register less in the
             # combination, where M, the chunk and both parked carries are live.

@@ -47,8 +47,8 @@ class Prelude:
     """Code opening a two-level node's first block that forms its first base's operands there:
     the block starts with X on b and Y on a, and emit(vp) leaves Y on the node's A and X on its
     B + k/2 (where the Hbar base's B starts) and returns the first base's Srcs.  It has also
-    stored the node's M operands in place of A's and B's low halves, and their t at the
-    node's A + m_sign."""
+    stored the node's M operands in place of A's and B's low halves, and their t in the frame,
+    m_sign bytes above SP+1 (read there when the node's M base combines)."""
 
     a: Loc
     b: Loc
@@ -136,21 +136,22 @@ def _emit_m_fused(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, va
     """Three levels: the M child (a two-level node) feeds this combination directly, and its
     first block starts with the differences: its first base takes their low halves from the
     registers, and its M base finds its own operands and t already taken (emit_mem_absdiffs,
-    inner).  Frame: t, M's L and Hbar, |A_l - A_h|, |B_l - B_h| (their low halves replaced by
-    the child's M operands), all within reach of Z on L, and the child's t."""
+    inner).  Frame: the child's t and this level's t (both within LDD's reach of SP, where
+    the child's combination reads them), M's L and Hbar, |A_l - A_h|, |B_l - B_h| (their low
+    halves replaced by the child's M operands), all within reach of Z on L."""
     assert 4 * k <= 64, "the differences must lie within STD's reach of Z"
+    m_sign = frame.alloc(1)
     t_slot = frame.alloc(1)
     prod = frame.alloc(2 * k)
     diffs = frame.alloc(2 * k)
-    m_sign = frame.alloc(1)
 
     def differences(vp: VProgram) -> tuple[Src, Src]:
         da, db, t, t_m = emit_mem_absdiffs(vp, k, at=2 * k, inner=True)
         vp.reclaim(28, 29)
         vp.movw(28, 30)
         vp.st(Mem("Y", "-"), t, comment="t, just below M's L")
-        vp.adiw(28, 1 + 2 * k, comment="Y -> |A_l - A_h|")
-        vp.std(Mem("Y", disp=m_sign.off - diffs.off), t_m, comment="the M child's t")
+        vp.st(Mem("Y", "-"), t_m, comment="the M child's t, below it")
+        vp.adiw(28, 2 + 2 * k, comment="Y -> |A_l - A_h|")
         vp.movw(26, 30)
         vp.adiw(26, 3 * k + k // 2, comment="X -> where the Hbar base's B starts")
         return Src(regs=tuple(da[: k // 2])), Src(regs=tuple(db[: k // 2]))
@@ -158,8 +159,8 @@ def _emit_m_fused(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, va
     emit_mul_node(p, k, 2, diffs, diffs + k, prod, frame, variant, choices, z_at=z_at,
                   outer=OuterCombine(k=k, r_off=out.off, t_slot=t_slot.off,
                                      r_slot=frame.arg_slot("r")),
-                  prelude=Prelude(a, b, differences, m_sign.off - diffs.off))
-    frame.free(t_slot)
+                  prelude=Prelude(a, b, differences, m_sign.off))
+    frame.free(m_sign)
 
 
 def _emit_m_node(p: Program, n: int, levels: int, a: Loc, b: Loc, out: Loc, frame: Frame,
