@@ -247,9 +247,9 @@ def _run_joint(p: Program, k: int, variant: str, choices: Choices, frame: Frame 
                           scratch_off=frame.scratch_off if frame is not None else 0)
         emit_base(vp, k, Src(), Src(), v, second, form_h)
 
-    run_best(p, z_slots(r + (k + 1) // 2, r + 4 * k), variant, SCRATCH if frame is not None else scratch,
-             k, both, Space(pointers_wait=True, node_first=node is not None), choices, "joint",
-             labels)
+    lent = SCRATCH if frame is not None else scratch
+    run_best(p, z_slots(r + (k + 1) // 2, r + 4 * k), variant, lent, k, both,
+             Space(pointers_wait=True, node_first=node is not None), choices, "joint", labels)
 
 
 # --- the kernel ---------------------------------------------------------------------------------
