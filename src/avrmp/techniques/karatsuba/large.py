@@ -304,7 +304,7 @@ def karatsuba_sqr_any(n: int, variant: str, choices: Choices, levels: int | None
     return fixed_square(n, choices, levels)
 
 
-LEAF_STACK = 128  # bound on a fixed-size leaf's own frame (the 256-bit leaves use under 100 bytes)
+LEAF_STACK = 128  # bound on a fixed-size leaf's frame (the 256-bit multiplication leaf: 112)
 
 
 def stack_estimate(op: str, n: int, levels: int | None = None, ret_bytes: int = 2) -> int:
