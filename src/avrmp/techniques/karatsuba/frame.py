@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...blocks.pointers import add_to_pair
-from ...blocks.stack import read_sp
+from ...blocks.stack import move_sp, read_sp
 from ...program.program import Emitter
 from ...target.avr.abi import ARG_REGS
 from ...target.avr.isa import POINTER_REGS, Mem
@@ -129,6 +129,30 @@ def set_pointers(p: Emitter, entry: bool = False, z_at: Loc | None = None, origi
         loaded[loc.base] = (lo, loc.off)
     if z_delta is not None:
         add_const(p, 30, z_delta)
+
+
+def open_frame(p: Emitter, size: int, origin: int | None, saves: list[tuple[str, int]],
+               sbiw: bool = True) -> None:
+    """A routine's full frame of `size` bytes: its own (origin None: SP moves down; sbiw as
+    move_sp takes it), or one a caller reserved `origin` bytes above SP+1; then the entry
+    pointers in saves ((name, register) pairs) go to their slots through Y."""
+    temporaries = size - 2 * len(ARG_SLOT)
+    if origin is None:
+        p.phase(f"stack frame: entry pointers and {temporaries} bytes of temporaries")
+        move_sp(p, 28, -size, sbiw=sbiw)
+        shift = 0
+    elif saves:
+        p.phase(f"the caller's frame: entry pointers and {temporaries} bytes of temporaries")
+        shift = frame_reader(p, 28, origin)
+    for name, lo in saves:
+        p.std(Mem("Y", disp=1 + shift + ARG_SLOT[name]), lo, comment=f"save pointer {name}")
+        p.std(Mem("Y", disp=2 + shift + ARG_SLOT[name]), lo + 1)
+
+
+def close_frame(p: Emitter, size: int) -> None:
+    """Release the routine's own frame (see open_frame)."""
+    p.phase("release the stack frame")
+    move_sp(p, 28, size)
 
 
 def frame_reader(p: Emitter, lo: int, origin: int = 0) -> int:

@@ -34,7 +34,16 @@ from ...tuning.choices import Choices, memo_search
 from ..kernel import Kernel
 from .base import BaseForm, BaseRole, NodeAddend, Src, emit_base, first_and_second
 from .combine import OuterCombine, emit_mem_absdiffs, emit_mem_add_l1, emit_mem_combine
-from .frame import ARG_SLOT, SCRATCH, Frame, Loc, add_const, frame_reader, set_pointers, z_slots
+from .frame import (
+    SCRATCH,
+    Frame,
+    Loc,
+    add_const,
+    close_frame,
+    open_frame,
+    set_pointers,
+    z_slots,
+)
 from .search import Space, run_base, run_best, run_block
 
 MAX_BASE = 16  # largest base size whose LDD displacements and registers stay manageable
@@ -386,22 +395,12 @@ def _build_framed(n: int, levels: int, variant: str, choices: Choices,
     emit_mul_node(body, n, levels, Loc("a"), Loc("b"), Loc("r"), frame, variant, choices,
                   entry=True)
     size = frame.size - frame.origin
-    if origin is None:
-        p.phase(f"stack frame: entry pointers and {size - 6} bytes of temporaries")
-        move_sp(p, 28, -size, sbiw=False)
-        shift = 0
-    else:
-        p.phase(f"the caller's frame: entry pointers and {size - 6} bytes of temporaries")
-        shift = frame_reader(p, 28, frame.origin)
-    for name, lo in (("r", 24), ("a", 22), ("b", 20)):
-        p.std(Mem("Y", disp=1 + shift + ARG_SLOT[name]), lo, comment=f"save pointer {name}")
-        p.std(Mem("Y", disp=2 + shift + ARG_SLOT[name]), lo + 1)
+    open_frame(p, size, origin, [("r", 24), ("a", 22), ("b", 20)], sbiw=False)
     p.extend(body)
     note = f"{levels} levels of Karatsuba, base {n >> (levels - 1)} bytes, frame {size} bytes"
     if origin is not None:
         return Kernel(p, {}, [note + " (reserved by the caller)"], caller_frame=size)
-    p.phase("release the stack frame")
-    move_sp(p, 28, size)
+    close_frame(p, size)
     return Kernel(p, {}, [note])
 
 

@@ -19,12 +19,10 @@ import itertools
 
 from ...blocks.arith import emit_abs_diff
 from ...blocks.pointers import load_disp, move_pointer, store_disp
-from ...blocks.stack import move_sp
 from ...errors import AvrmpError
 from ...program.program import Program
 from ...regalloc.allocator import allocate
 from ...regalloc.vprogram import AllocationError, VProgram
-from ...target.avr.isa import Mem
 from ...tuning.choices import Choices, StaleChoices, memo_search
 from ..kernel import Kernel
 from .combine import emit_mem_add_l1
@@ -35,8 +33,10 @@ from .frame import (
     Frame,
     Loc,
     add_const,
+    close_frame,
     frame_reader,
     load_saved_pointer,
+    open_frame,
     set_pointers,
     z_slots,
 )
@@ -274,16 +274,7 @@ def _framed(n: int, levels: int, plain: bool, choices: Choices, origin: int | No
     size = frame.size - frame.origin
     p = Program()
     saves = [(name, lo) for name, lo in (("r", 24), ("a", 22)) if ptrs.get("reloads")]
-    if origin is None:
-        p.phase(f"stack frame: entry pointers and {size - 6} bytes of temporaries")
-        move_sp(p, 28, -size)
-        shift = 0
-    elif saves:
-        p.phase(f"the caller's frame: entry pointers and {size - 6} bytes of temporaries")
-        shift = frame_reader(p, 28, frame.origin)
-    for name, lo in saves:
-        p.std(Mem("Y", disp=1 + shift + ARG_SLOT[name]), lo, comment=f"save pointer {name}")
-        p.std(Mem("Y", disp=2 + shift + ARG_SLOT[name]), lo + 1)
+    open_frame(p, size, origin, saves)
     p.movw(28, 22, comment="Y = a")
     p.movw(30, 24, comment="Z = r")
     p.extend(body)
@@ -291,8 +282,7 @@ def _framed(n: int, levels: int, plain: bool, choices: Choices, origin: int | No
     if origin is not None:
         return Kernel(p, {}, [note + " (reserved by the caller)"], caller_frame=size,
                       top_deferred=n // 2 if defer_top else 0)
-    p.phase("release the stack frame")
-    move_sp(p, 28, size)
+    close_frame(p, size)
     return Kernel(p, {}, [note])
 
 
