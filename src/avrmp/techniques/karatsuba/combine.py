@@ -160,9 +160,6 @@ class Combination:
         byte k (so into U in a subtracting arm too, where U = x - V)."""
         p, k, zero, emit = self.p, self.k, self.zero, self.emit
         first = idx[0] == 0
-        if self.sign == "mask":
-            for mv in ms:
-                p.eor(mv, self.t)
         if not first or self.sign == "premasked":
             p.lsr(self.c1)
         elif self.sign == "mask":
@@ -170,6 +167,8 @@ class Combination:
         for n, i in enumerate(idx):
             op = "add" if first and not n and self.signed else "adc"
             hb = self._load(2 * k + i, "hb")
+            if self.sign == "mask":
+                p.eor(ms[n], self.t)  # EOR leaves C alone
             emit(op, ms[n], hb)
         p.rol(self.c1)
         if self.c3 is not None and idx[-1] >= k:

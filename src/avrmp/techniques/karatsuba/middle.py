@@ -14,11 +14,11 @@ from ...blocks.pointers import load_disp, store_disp
 from ...regalloc.vprogram import V, VProgram
 
 
-def emit_mask(p: VProgram, m: list[V], t: V, zero: V, t_in_flag: bool) -> V:
-    """Branch-free: m := m xor mask, the mask 0xFF when M is to be subtracted (t = 0x00), 0x00
-    when added, with C = 1 in the first case, the carry-in of (M xor mask) + 1 = -M (EOR leaves
-    C alone).  The mask comes from the T flag (t_in_flag: CLR, BLD, SUBI; a register in
-    r16..r31) or from t's register (COM, CP); returns it."""
+def emit_mask(p: VProgram, t: V, zero: V, t_in_flag: bool, now: list[V] = ()) -> V:
+    """Branch-free: the mask 0xFF when M is to be subtracted (t = 0x00), 0x00 when added, with
+    C = 1 in the first case, the carry-in of (M xor mask) + 1 = -M.  It comes from the T flag
+    (t_in_flag: CLR, BLD, SUBI; a register in r16..r31) or from t's register (COM, CP);
+    returns it.  The bytes `now` are masked at once (EOR leaves C alone)."""
     if t_in_flag:
         t = p.v("t")
         p.clr(t)
@@ -27,8 +27,8 @@ def emit_mask(p: VProgram, m: list[V], t: V, zero: V, t_in_flag: bool) -> V:
     else:
         p.com(t, comment="t = 0xFF now means: subtract M")
         p.cp(zero, t, comment="C = 1 when t = 0xFF")
-    for mi in m:
-        p.eor(mi, t)
+    for x in now:
+        p.eor(x, t)
     return t
 
 
@@ -41,8 +41,10 @@ def emit_signed_add(p: VProgram, u: list[V], m: list[V], t: V, zero: V, variant:
     collected.  Returns f.  With t_in_flag, branch-free code rebuilds the mask from T (t's
     register was free meanwhile: three cycles instead of a spill and a reload)."""
     if variant == "branchfree":
-        t = emit_mask(p, m, t, zero, t_in_flag)  # (m xor t) + C = -m when t = 0xFF
+        t = emit_mask(p, t, zero, t_in_flag)  # (m xor t) + C = -m when t = 0xFF
         for i, ui in enumerate(u):
+            if i < len(m):  # masked just before its ADC: a reloaded byte needs a register briefly
+                p.eor(m[i], t)
             p.adc(ui, m[i] if i < len(m) else t)
         p.adc(d, t, comment="d = carries + sign extension")
         p.adc(t, zero, comment="f = sign of d")
@@ -89,9 +91,10 @@ def emit_u_branchfree(p: VProgram, L: list[V], Hb: list[V], M: list[V], top: lis
     """Branch-free without an addend: U = (L_0 | Hbar_lo) + Hbar + (M xor mask) + 1 and the top
     bytes, with the mask made first.  Its carry-in (the +1) then enters U's first chain, whose
     carry goes straight into d = mask + carry (sign byte f = mask + that carry, in the mask's
-    register), and the second chain's carry enters the top bytes with d: one cycle less than
-    emit_u + emit_signed_add (no separate capture of U's carry).  Returns U."""
-    t = emit_mask(p, M, t, zero, t_in_flag)
+    register, so M is masked before), and the second chain's carry enters the top bytes with d:
+    one cycle less than emit_u + emit_signed_add (no separate capture of U's carry).  Returns
+    U."""
+    t = emit_mask(p, t, zero, t_in_flag, now=M)
     d = p.v("d")  # CLR and LDD leave C alone
     p.clr(d)
     u, _ = emit_u(p, L, Hb, m, None, None, keep_low, zero, c_in=True)
