@@ -334,3 +334,18 @@ def test_inner_sign_read_when_the_combination_starts(variant: str) -> None:
     last_mul = max(i for i, line in enumerate(asm) if line.split()[:1] == ["mul"])
     loads = [i for i, line in enumerate(asm) if "the parent's t" in line and "ldd" in line]
     assert loads and all(i > last_mul for i in loads)
+
+
+def test_branchfree_masks_each_byte_of_m_before_its_adc() -> None:
+    """Branch-free U -/+= M: each byte of M is XORed with the mask right before the ADC that adds
+    it, so the bytes reloaded from spill slots all pass through one register."""
+    lines = generate(Spec("mul", 192, "karatsuba")).asm.splitlines()
+    start = next(i for i, line in enumerate(lines) if "U -/+= M, then" in line) + 1
+    words = [line.split(";")[0].replace(",", " ").split() for line in lines[start:]]
+    phase = words[: next(i for i, w in enumerate(words) if w[:1] == ["std"])]
+    eors = [i for i, w in enumerate(phase) if w[:1] == ["eor"]]
+    assert len(eors) == 12  # the 6x6 base's M
+    for i in eors:
+        assert phase[i + 1][0] == "adc" and phase[i + 1][2] == phase[i][1], lines[start + i]
+    reloaded = {phase[i - 1][1] for i in eors if phase[i - 1][:1] == ["ldd"]}
+    assert len(reloaded) == 1
