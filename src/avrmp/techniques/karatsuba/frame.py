@@ -144,6 +144,14 @@ def open_frame(p: Emitter, size: int, origin: int | None, saves: list[tuple[str,
     elif saves:
         p.phase(f"the caller's frame: entry pointers and {temporaries} bytes of temporaries")
         shift = frame_reader(p, 28, origin)
+    else:  # nothing to save in the caller's frame
+        return
+    save_pointers(p, shift, saves)
+
+
+def save_pointers(p: Emitter, shift: int, saves: list[tuple[str, int]]) -> None:
+    """The entry pointers in saves ((name, register) pairs) to their slots, Y + 1 + shift +
+    ARG_SLOT[name] (Y holding SP)."""
     for name, lo in saves:
         p.std(Mem("Y", disp=1 + shift + ARG_SLOT[name]), lo, comment=f"save pointer {name}")
         p.std(Mem("Y", disp=2 + shift + ARG_SLOT[name]), lo + 1)

@@ -32,7 +32,15 @@ from ...regalloc.vprogram import VProgram
 from ...target.avr.isa import Mem
 from ...tuning.choices import Choices, memo_search
 from ..kernel import Kernel
-from .frame import Loc, add_const, frame_reader, frame_shift, set_pointers
+from .frame import (
+    ARG_SLOT,
+    Loc,
+    add_const,
+    frame_reader,
+    frame_shift,
+    save_pointers,
+    set_pointers,
+)
 from .mul import karatsuba_mul, padded_mul
 from .mul import level_options as fixed_mul_levels
 from .passes import emit_sub_absdiff, level_combine
@@ -113,20 +121,17 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
         move_sp(p, 28, -alloc, sbiw=False)
     else:
         read_sp(p, 28)
-    slots = frame_shift(p, 28, origin)
-    names = ("r", "a", "b") if mul else ("r", "a")
-    for i, (name, lo) in enumerate(zip(names, (24, 22, 20))):
-        p.std(Mem("Y", disp=1 + slots + 2 * i), lo, comment=f"save pointer {name}")
-        p.std(Mem("Y", disp=2 + slots + 2 * i), lo + 1)
+    save_pointers(p, frame_shift(p, 28, origin),
+                  [("r", 24), ("a", 22)] + ([("b", 20)] if mul else []))
     p.comment(f"=== L = A_l {'* B_l' if mul else '^2'} ({8 * k} bits) ===")
     _call(p, child, far)
     _ripple_child_top(p, child_top)
     p.comment(f"=== H = A_h {'* B_h' if mul else '^2'} ===")
     shift = frame_reader(p, 30, origin)
-    _ptr_to(p, 24, 1 + shift, 2 * k)
-    _ptr_to(p, 22, 3 + shift, k)
+    _ptr_to(p, 24, 1 + shift + ARG_SLOT["r"], 2 * k)
+    _ptr_to(p, 22, 1 + shift + ARG_SLOT["a"], k)
     if mul:
-        _ptr_to(p, 20, 5 + shift, k)
+        _ptr_to(p, 20, 1 + shift + ARG_SLOT["b"], k)
     _call(p, child, far)
     _ripple_child_top(p, child_top)
     vp = VProgram()
@@ -152,8 +157,9 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
         origin += 2  # SP has moved down by the two bytes: the frame is further above it
         lay = {name: off + 2 for name, off in lay.items()}
     shift = frame_reader(p, 30, origin)
-    p.ldd(24, Mem("Z", disp=1 + shift), comment="r, for the combination's pointers")
-    p.ldd(25, Mem("Z", disp=2 + shift))
+    r_slot = 1 + shift + ARG_SLOT["r"]
+    p.ldd(24, Mem("Z", disp=r_slot), comment="r, for the combination's pointers")
+    p.ldd(25, Mem("Z", disp=r_slot + 1))
     _frame_ptr(p, 26, (lay["t"] if mul else lay["m"]) - origin + shift)
     for lo, off in ((28, k), (30, 2 * k)):  # Y = r + k, Z = r + 2k: from r, not reloaded
         p.movw(lo, 24)
