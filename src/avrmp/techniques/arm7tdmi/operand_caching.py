@@ -18,7 +18,8 @@ from itertools import product
 
 from ...program.arm import ArmProgram
 from .kernel import A_PTR, B_PTR, RESULT, ArmKernel
-from .words import Pointer, row_step
+from .operand_caching_chain import build_chained, chain_orders
+from .words import Pointer, ascending_runs, row_step
 
 E = 3
 A_REGS, CARRIES, WINDOW = (3, 4, 5), (6, 7, 8), [9, 10, 11]
@@ -28,15 +29,18 @@ DATA = (*A_REGS, *CARRIES, *WINDOW)  # what a block's a, carries and window are 
 
 def operand_caching_mul(n: int) -> ArmKernel:
     """The fastest build (by the timing model's static count, which equals the trace's at m = 4)
-    over block_orders, each with and without the hand-over (see build_order)."""
+    over the two block forms: rows with a carry each (block_orders, each with and without the
+    hand-over, see build_order) and one carry chain per word of b (operand_caching_chain)."""
     builds = {(blocks, handover): build_order(n, blocks, handover)
               for blocks in block_orders(n)
               for handover in ((False, True) if len(blocks) > 1 and blocks[0] < E else (False,))}
+    builds |= {(blocks, "chain"): build_chained(n, blocks) for blocks in chain_orders(n)}
     best = min(builds, key=lambda key: builds[key].static_cycles())
-    blocks, handover = best
+    blocks, form = best
     note = (f"{n * n} products; rows in blocks of {'+'.join(map(str, blocks))}, b once per block"
-            + ("; the first block keeps the words the second starts on in registers"
-               if handover else ""))
+            + {False: "",
+               True: "; the first block keeps the words the second starts on in registers",
+               "chain": "; each b_j times all of a block's words in one carry chain"}[form])
     return ArmKernel(builds[best], (note,))
 
 
@@ -218,14 +222,3 @@ def _flush(walk: _Walk, i0: int, rows: int, window: list[int], carries: list[int
         last_run = k + 1 == len(runs)
         walk.r.store(start, run, then=i0 + rows if last_run else start + len(run))
         start += len(run)
-
-
-def ascending_runs(regs: list[int]) -> list[list[int]]:
-    """regs cut into the fewest consecutive runs whose registers ascend."""
-    runs: list[list[int]] = []
-    for reg in regs:
-        if runs and runs[-1][-1] < reg:
-            runs[-1].append(reg)
-        else:
-            runs.append([reg])
-    return runs

@@ -163,3 +163,14 @@ def chunks(items: Sequence[int], most: int) -> list[list[int]]:
         out.append(list(items[at:at + step]))
         at += step
     return out
+
+
+def ascending_runs(regs: list[int]) -> list[list[int]]:
+    """regs cut into the fewest consecutive runs whose registers ascend."""
+    runs: list[list[int]] = []
+    for reg in regs:
+        if runs and runs[-1][-1] < reg:
+            runs[-1].append(reg)
+        else:
+            runs.append([reg])
+    return runs

@@ -1,0 +1,168 @@
+"""Operand caching on the ARM7TDMI with each word of b taken across all the block's cached
+words of a: step j adds b_j * a[i0..i0+e-1] to R[i0+j..i0+j+e-1] in one carry chain, so a
+block needs one carry register instead of one per row, which makes room for e = 4 (3 pointers,
+4 words of a, 4 window words, the carry, b_j and a zero: 14).
+
+A step's chain starts with an empty carry (MOV and UMLAL: 8 cycles) and every further product
+is the 9-cycle row step (ADDS, ADC from the zero, UMLAL); the chain's carry out is the word
+R[i0+j+e], new in the window.  The blocks before left their partial result in R[i0..i0+n-1]:
+each such word is added at the chain's start, where the carry register is still free, and the
+word leaves the window final right after.  A block ends with no carries to add: its top words
+are the window.  Registers a block leaves spare (a short block, and the last one, which needs
+the a pointer no more) bring b and the partial words in LDM groups."""
+
+from __future__ import annotations
+
+from ...program.arm import ArmProgram
+from .kernel import A_PTR, B_PTR, RESULT
+from .words import Pointer, ascending_runs
+
+E = 4
+POOL = (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14)  # the data registers beside the three pointers
+
+
+def chain_orders(n: int) -> list[tuple[int, ...]]:
+    """Blocks of E rows, the shorter one (if n is no multiple of E) first or last."""
+    full, rest = divmod(n, E)
+    if not rest:
+        return [(E,) * full]
+    return [(rest,) + (E,) * full, (E,) * full + (rest,)]
+
+
+def build_chained(n: int, blocks: tuple[int, ...]) -> ArmProgram:
+    """The body for rows taken in blocks of these sizes (adding up to n, none above E)."""
+    prog = ArmProgram()
+    a, b, r = Pointer(prog, A_PTR), Pointer(prog, B_PTR), Pointer(prog, RESULT)
+    i0 = 0
+    for k, rows in enumerate(blocks):
+        prog.phase(f"rows {i0}..{i0 + rows - 1}: a[{i0}..] cached, each b_j times all of "
+                   "them in one carry chain")
+        _Block(prog, b, r, n, i0, rows, last=k + 1 == len(blocks)).run(a)
+        i0 += rows
+    return prog
+
+
+def _group_sizes(n: int, extra: int, partial: bool) -> tuple[int, int]:
+    """The LDM group sizes of b and of the partial words, given `extra` registers beyond b's
+    own (partial words without a group of 2 or more come through the carry register): the
+    split with the fewest loads."""
+    def loads(split: tuple[int, int]) -> int:
+        gb, gp = split
+        return -(-n // gb) + (-(-n // gp) if partial else 0)
+    splits = [(1 + sb, extra - sb if partial and extra - sb >= 2 else 1)
+              for sb in range(extra + 1)]
+    return min(splits, key=lambda s: (loads(s), -s[0]))
+
+
+class _Block:
+    """One block: its registers, its steps and its top words."""
+
+    def __init__(self, prog: ArmProgram, b: Pointer, r: Pointer, n: int, i0: int, rows: int,
+                 last: bool) -> None:
+        self.prog, self.b, self.r, self.n, self.i0, self.rows = prog, b, r, n, i0, rows
+        self.partial = i0 > 0
+        self.a_regs = list(POOL[:rows])
+        regs = sorted(POOL[rows:] + ((A_PTR,) if last else ()))
+        self.zero = regs.pop()
+        gb, gp = _group_sizes(n, len(regs) - (rows + 1) - 1, self.partial)
+        self.b_regs, regs = regs[:gb], regs[gb:]
+        self.p_regs, regs = (regs[:gp], regs[gp:]) if gp > 1 else ([], regs)
+        self.free = regs  # the window and the chain's carry (rows + 1 of them at least)
+
+    def run(self, a: Pointer) -> None:
+        prog, n, i0, rows = self.prog, self.n, self.i0, self.rows
+        a.load(i0, self.a_regs, then=i0 + rows, comment=f"a[{i0}..{i0 + rows - 1}]")
+        prog.mov_imm(self.zero, 0, "the carries' source")
+        window: list[int] = []
+        free = list(self.free)
+        for j in range(n):
+            bj = self._b_word(j)
+            p = self._partial_word(j, free)
+            window = self._step(j, bj, p, window, free)
+        self._store_top(window)
+
+    def _b_word(self, j: int) -> int:
+        gb = len(self.b_regs)
+        if j % gb == 0:
+            count = min(gb, self.n - j)
+            then = j + count if j + count < self.n else 0
+            self.b.load(j, self.b_regs[:count], then=then,
+                        comment=", ".join(f"b[{k}]" for k in range(j, j + count)))
+        return self.b_regs[j % gb]
+
+    def _partial_word(self, j: int, free: list[int]) -> int | None:
+        """The register holding R[i0+j] of the blocks before (None in the first block)."""
+        if not self.partial:
+            return None
+        at = self.i0 + j
+        gp = len(self.p_regs)
+        if gp == 0:
+            self.r.load(at, [free[0]], then=at, comment=f"R[{at}] so far")
+            return free[0]
+        if j % gp == 0:
+            count = min(gp, self.n - j)
+            self.r.load(at, self.p_regs[:count], then=at,
+                        comment=f"R[{at}..{at + count - 1}] so far")
+        return self.p_regs[j % gp]
+
+    def _step(self, j: int, bj: int, p: int | None, window: list[int],
+              free: list[int]) -> list[int]:
+        """R[i0+j..] += a * b_j: one carry chain over the cached words; R[i0+j] is stored
+        final.  window: the registers of R[i0+j..i0+j+rows-1] (empty at j = 0)."""
+        prog, rows, zero = self.prog, self.rows, self.zero
+        a = self.a_regs
+        if j == 0:
+            word = _take(free, p)
+            carry = free.pop(0)
+            if p is None:
+                prog.umull(word, carry, a[0], bj, "a*b")
+            elif p == word:
+                prog.mov_imm(carry, 0)
+                prog.umlal(word, carry, a[0], bj, "R + a*b")
+            else:
+                prog.umull(word, carry, a[0], bj, "a*b")
+                prog.alu("adds", word, word, p, "+ R")
+                prog.alu_imm("adc", carry, carry, 0)
+            window = [word]
+            for t in range(1, rows):  # fresh words: the carry becomes the word
+                high = free.pop(0)
+                prog.mov_imm(high, 0)
+                prog.umlal(carry, high, a[t], bj, "c + a*b: R and c swap registers")
+                window.append(carry)
+                carry = high
+        else:
+            carry = _take(free, p)
+            word = window[0]
+            if p is None:
+                prog.mov_imm(carry, 0)
+            else:
+                prog.alu("adds", word, word, p, "+ R so far")
+                prog.alu_imm("adc", carry, zero, 0)
+            prog.umlal(word, carry, a[0], bj, "R + a*b")
+            for t in range(1, rows):
+                w = window[t]
+                prog.alu("adds", w, w, carry, "R + c")
+                prog.alu_imm("adc", carry, zero, 0, "c = the carry")
+                prog.umlal(w, carry, a[t], bj, "R + c + a*b: below 2^64")
+        at = self.i0 + j
+        self.r.store(at, [window[0]], then=at + 1, comment=f"R[{at}] done")
+        free.append(window[0])
+        return window[1:] + [carry]
+
+    def _store_top(self, window: list[int]) -> None:
+        """R[i0+n..i0+n+rows-1]: the window after the last step, in ascending STM runs."""
+        start = self.i0 + self.n
+        runs = ascending_runs(window)
+        for k, run in enumerate(runs):
+            then = start + len(run) if k + 1 < len(runs) else self.i0 + self.rows
+            self.r.store(start, run, then=then,
+                         comment=f"R[{start}..{start + len(run) - 1}] done")
+            start += len(run)
+
+
+def _take(free: list[int], p: int | None) -> int:
+    """A free register: the one the partial word came in, if it came through one."""
+    if p is not None and p in free:
+        free.remove(p)
+        return p
+    return free.pop(0)
