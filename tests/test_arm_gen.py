@@ -15,6 +15,7 @@ from avrmp.routine.arm import arm_routine
 from avrmp.routine.files import write_routine
 from avrmp.routine.generate import generate
 from avrmp.spec import Spec
+from avrmp.techniques.arm7tdmi import operand_caching_chain as chain
 from avrmp.techniques.arm7tdmi.kernel import ArmKernel
 from avrmp.techniques.arm7tdmi.operand_caching import block_orders, build_order
 from avrmp.techniques.arm7tdmi.registry import ARM_ALGORITHMS
@@ -135,12 +136,29 @@ def test_operand_caching_takes_its_fastest_block_order(words) -> None:
     assert orders and all(sum(o) == words and max(o) <= 3 for o in orders)
     cycles = {(o, h): build_order(words, o, h).static_cycles() for o in orders
               for h in (False, True)}
+    cycles |= {(o, "chain"): chain.build_chained(words, o).static_cycles()
+               for o in block_orders(words, chain.E)}
     routine = generate(Spec("mul", 32 * words, "operand-caching", target="arm7tdmi"))
     assert routine.model_cycles == min(cycles.values())
-    if words == 8:  # a short block before the last, where the a pointer is still needed
-        assert cycles[(3, 2, 3), False] < cycles[(3, 3, 2), False]
     if words == 5:  # R[2..4] handed from the first block to the second in registers
         assert cycles[(2, 3), True] < cycles[(2, 3), False]
+        assert min(cycles, key=cycles.get) == ((2, 3), True)
+    if words == 8:  # one carry chain per b word: e = 4, two blocks; Table 7: 700
+        assert min(cycles, key=cycles.get) == ((4, 4), "chain")
+        assert cycles[(3, 2, 3), False] < cycles[(3, 3, 2), False]
+        assert routine.model_cycles < 700
+
+
+@pytest.mark.parametrize("words", (1, 3, 5, 8, 9))
+def test_operand_caching_chain_verified(words, tmp_path) -> None:
+    """Every block order of the carry-chain form is correct (short blocks first, last and
+    between; the partial words through the carry register or in LDM groups)."""
+    spec = Spec("mul", 32 * words, "operand-caching", target="arm7tdmi")
+    for order in block_orders(words, chain.E):
+        routine = arm_routine(spec, ArmKernel(chain.build_chained(words, order)))
+        report = verified(routine, "branchfree", 30, 8, tmp_path)
+        assert report.passed, (order, report.first_failure())
+        assert report.core_typical == routine.model_cycles
 
 
 @pytest.mark.parametrize("words", (3, 5, 8))

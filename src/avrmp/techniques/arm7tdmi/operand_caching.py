@@ -9,7 +9,8 @@ A block of fewer rows, and the last block (which needs the a pointer no more), l
 spare registers to b, which LDM then brings several words at a time; or a short first block
 keeps in them the words the second block starts on, which are then neither stored nor loaded.
 The generator tries the block orders that differ in where the short blocks go, each with and
-without that hand-over, and keeps the fastest."""
+without that hand-over, and the other block form (operand_caching_chain: one carry chain per
+word of b, e = 4), and keeps the fastest."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from dataclasses import dataclass
 from itertools import product
 
 from ...program.arm import ArmProgram
+from . import operand_caching_chain as chain
 from .kernel import A_PTR, B_PTR, RESULT, ArmKernel
-from .operand_caching_chain import build_chained, chain_orders
 from .words import Pointer, ascending_runs, row_step
 
 E = 3
@@ -34,7 +35,8 @@ def operand_caching_mul(n: int) -> ArmKernel:
     builds = {(blocks, handover): build_order(n, blocks, handover)
               for blocks in block_orders(n)
               for handover in ((False, True) if len(blocks) > 1 and blocks[0] < E else (False,))}
-    builds |= {(blocks, "chain"): build_chained(n, blocks) for blocks in chain_orders(n)}
+    builds |= {(blocks, "chain"): chain.build_chained(n, blocks)
+               for blocks in block_orders(n, chain.E)}
     best = min(builds, key=lambda key: builds[key].static_cycles())
     blocks, form = best
     note = (f"{n * n} products; rows in blocks of {'+'.join(map(str, blocks))}, b once per block"
@@ -44,16 +46,16 @@ def operand_caching_mul(n: int) -> ArmKernel:
     return ArmKernel(builds[best], (note,))
 
 
-def block_orders(n: int) -> list[tuple[int, ...]]:
-    """Row blocks of E after one or two first blocks of 1..E rows, with an optional last block
-    of 1..E: the short blocks go where spare registers pay (b in LDM groups)."""
+def block_orders(n: int, e: int = E) -> list[tuple[int, ...]]:
+    """Row blocks of e after one or two first blocks of 1..e rows, with an optional last block
+    of 1..e: the short blocks go where spare registers pay (b in LDM groups)."""
     orders = set()
-    for head in [(f,) for f in range(1, E + 1)] + [(f, g) for f in range(1, E + 1)
-                                                   for g in range(1, E + 1)]:
-        for last in range(E + 1):
+    for head in [(f,) for f in range(1, e + 1)] + [(f, g) for f in range(1, e + 1)
+                                                   for g in range(1, e + 1)]:
+        for last in range(e + 1):
             middle = n - sum(head) - last
-            if middle >= 0 and middle % E == 0:
-                orders.add((*head, *[E] * (middle // E), *([last] if last else [])))
+            if middle >= 0 and middle % e == 0:
+                orders.add((*head, *[e] * (middle // e), *([last] if last else [])))
     return sorted(orders)
 
 

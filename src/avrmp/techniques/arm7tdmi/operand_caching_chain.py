@@ -15,24 +15,18 @@ from __future__ import annotations
 
 from ...program.arm import ArmProgram
 from .kernel import A_PTR, B_PTR, RESULT
-from .words import Pointer, ascending_runs
+from .words import Pointer, ascending_runs, row_step
 
 E = 4
-POOL = (3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14)  # the data registers beside the three pointers
-
-
-def chain_orders(n: int) -> list[tuple[int, ...]]:
-    """Blocks of E rows, the shorter one (if n is no multiple of E) first or last."""
-    full, rest = divmod(n, E)
-    if not rest:
-        return [(E,) * full]
-    return [(rest,) + (E,) * full, (E,) * full + (rest,)]
+POOL = (3, 4, 5, 6, 7, 8, 9, 10, 11, 12)  # the data registers beside the pointers and the zero
+ZERO = 14
 
 
 def build_chained(n: int, blocks: tuple[int, ...]) -> ArmProgram:
     """The body for rows taken in blocks of these sizes (adding up to n, none above E)."""
     prog = ArmProgram()
     a, b, r = Pointer(prog, A_PTR), Pointer(prog, B_PTR), Pointer(prog, RESULT)
+    prog.mov_imm(ZERO, 0, "the carries' source, in every block")
     i0 = 0
     for k, rows in enumerate(blocks):
         prog.phase(f"rows {i0}..{i0 + rows - 1}: a[{i0}..] cached, each b_j times all of "
@@ -63,16 +57,14 @@ class _Block:
         self.partial = i0 > 0
         self.a_regs = list(POOL[:rows])
         regs = sorted(POOL[rows:] + ((A_PTR,) if last else ()))
-        self.zero = regs.pop()
         gb, gp = _group_sizes(n, len(regs) - (rows + 1) - 1, self.partial)
         self.b_regs, regs = regs[:gb], regs[gb:]
         self.p_regs, regs = (regs[:gp], regs[gp:]) if gp > 1 else ([], regs)
         self.free = regs  # the window and the chain's carry (rows + 1 of them at least)
 
     def run(self, a: Pointer) -> None:
-        prog, n, i0, rows = self.prog, self.n, self.i0, self.rows
+        n, i0, rows = self.n, self.i0, self.rows
         a.load(i0, self.a_regs, then=i0 + rows, comment=f"a[{i0}..{i0 + rows - 1}]")
-        prog.mov_imm(self.zero, 0, "the carries' source")
         window: list[int] = []
         free = list(self.free)
         for j in range(n):
@@ -107,47 +99,50 @@ class _Block:
 
     def _step(self, j: int, bj: int, p: int | None, window: list[int],
               free: list[int]) -> list[int]:
-        """R[i0+j..] += a * b_j: one carry chain over the cached words; R[i0+j] is stored
-        final.  window: the registers of R[i0+j..i0+j+rows-1] (empty at j = 0)."""
-        prog, rows, zero = self.prog, self.rows, self.zero
-        a = self.a_regs
+        """R[i0+j..] += a * b_j: one carry chain over the cached words, then R[i0+j] is
+        stored final.  window: the registers of R[i0+j..i0+j+rows-1] (empty at j = 0);
+        returns the next step's."""
+        prog, a = self.prog, self.a_regs
         if j == 0:
-            word = _take(free, p)
-            carry = free.pop(0)
-            if p is None:
-                prog.umull(word, carry, a[0], bj, "a*b")
-            elif p == word:
-                prog.mov_imm(carry, 0)
-                prog.umlal(word, carry, a[0], bj, "R + a*b")
-            else:
-                prog.umull(word, carry, a[0], bj, "a*b")
-                prog.alu("adds", word, word, p, "+ R")
-                prog.alu_imm("adc", carry, carry, 0)
-            window = [word]
-            for t in range(1, rows):  # fresh words: the carry becomes the word
-                high = free.pop(0)
-                prog.mov_imm(high, 0)
-                prog.umlal(carry, high, a[t], bj, "c + a*b: R and c swap registers")
-                window.append(carry)
-                carry = high
+            window, carry = self._first_step(bj, p, free)
         else:
-            carry = _take(free, p)
-            word = window[0]
+            carry, word = _take(free, p), window[0]
             if p is None:
                 prog.mov_imm(carry, 0)
             else:
                 prog.alu("adds", word, word, p, "+ R so far")
-                prog.alu_imm("adc", carry, zero, 0)
+                prog.alu_imm("adc", carry, ZERO, 0)
             prog.umlal(word, carry, a[0], bj, "R + a*b")
-            for t in range(1, rows):
-                w = window[t]
-                prog.alu("adds", w, w, carry, "R + c")
-                prog.alu_imm("adc", carry, zero, 0, "c = the carry")
-                prog.umlal(w, carry, a[t], bj, "R + c + a*b: below 2^64")
+            for t in range(1, self.rows):
+                row_step(prog, window[t], carry, a[t], bj, ZERO, fresh=False, first=False)
         at = self.i0 + j
         self.r.store(at, [window[0]], then=at + 1, comment=f"R[{at}] done")
         free.append(window[0])
         return window[1:] + [carry]
+
+    def _first_step(self, b0: int, p: int | None, free: list[int]) -> tuple[list[int], int]:
+        """Step 0: every window word is new (the partial word R[i0] added to the first);
+        returns the window and the carry's register."""
+        prog, a = self.prog, self.a_regs
+        word = _take(free, p)
+        carry = free.pop(0)
+        if p is None:
+            prog.umull(word, carry, a[0], b0, "a*b")
+        elif p == word:
+            prog.mov_imm(carry, 0)
+            prog.umlal(word, carry, a[0], b0, "R + a*b")
+        else:
+            prog.umull(word, carry, a[0], b0, "a*b")
+            prog.alu("adds", word, word, p, "+ R so far")
+            prog.alu_imm("adc", carry, carry, 0)
+        window = [word]
+        for t in range(1, self.rows):  # c + a*b into an empty word: the carry becomes the word
+            high = free.pop(0)
+            prog.mov_imm(high, 0)
+            prog.umlal(carry, high, a[t], b0, "c + a*b: R and c swap registers")
+            window.append(carry)
+            carry = high
+        return window, carry
 
     def _store_top(self, window: list[int]) -> None:
         """R[i0+n..i0+n+rows-1]: the window after the last step, in ascending STM runs."""

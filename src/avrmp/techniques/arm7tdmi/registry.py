@@ -38,7 +38,7 @@ ARM_ALGORITHMS: dict[str, ArmAlgorithm] = {a.name: a for a in (
         operand_scanning.operand_scanning_mul, variants=("branchfree", "consttime")),
     ArmAlgorithm(
         "operand-caching",
-        "rows of a in blocks of e = 3 words held in registers, b loaded once per block",
+        "rows of a in blocks of 3 or 4 words held in registers, b loaded once per block",
         operand_caching.operand_caching_mul),
     ArmAlgorithm(
         "hybrid",
