@@ -43,16 +43,39 @@ def test_technique_verified(algo, bits, tmp_path) -> None:
     assert report.core_min < report.core_max  # zero words end the multiplier early
 
 
-@pytest.mark.parametrize("bits", (32, 64, 96, 160, 256, 320))
-def test_consttime_takes_the_same_cycles_on_every_input(bits, tmp_path) -> None:
-    routine = generate(Spec("mul", bits, "operand-scanning", "consttime", target="arm7tdmi"))
+CONSTTIME = [a for a in ARM_ALGORITHMS if "consttime" in ARM_ALGORITHMS[a].variants]
+
+
+@pytest.mark.parametrize("algo, bits", [(a, b) for a in CONSTTIME
+                                        for b in (32, 64, 96, 160, 256, 320)])
+def test_consttime_takes_the_same_cycles_on_every_input(algo, bits, tmp_path) -> None:
+    routine = generate(Spec("mul", bits, algo, "consttime", target="arm7tdmi"))
     assert routine.spec.symbol.endswith("_ct")
     report = verified(routine, "consttime", 150, 4, tmp_path)
     assert report.passed, report.first_failure()  # edge cases: zero words, top bits clear
     assert report.core_min == report.core_max == routine.model_cycles
-    plain = generate(Spec("mul", bits, "operand-scanning", target="arm7tdmi"))
+    plain = generate(Spec("mul", bits, algo, target="arm7tdmi"))
     report = verified(plain, "consttime", 20, 4, tmp_path)
     assert not report.passed  # the check can fail: the plain routine's m varies
+
+
+def test_consttime_operand_caching_beats_consttime_operand_scanning() -> None:
+    """The carry-chain blocks (e = 3 beside the mask and x) against one row at a time."""
+    for bits in (160, 192, 256, 512):
+        cached, scanned = (generate(Spec("mul", bits, a, "consttime", target="arm7tdmi"))
+                           for a in ("operand-caching", "operand-scanning"))
+        assert cached.model_cycles < 0.9 * scanned.model_cycles
+
+
+@pytest.mark.parametrize("words", (2, 5, 7))
+def test_consttime_chain_orders_verified(words, tmp_path) -> None:
+    """Every block order of the constant-time chain form is correct and takes one time."""
+    spec = Spec("mul", 32 * words, "operand-caching", "consttime", target="arm7tdmi")
+    for order in block_orders(words, chain.E_CONSTTIME):
+        routine = arm_routine(spec, ArmKernel(chain.build_chained(words, order, True)))
+        report = verified(routine, "consttime", 30, 9, tmp_path)
+        assert report.passed, (order, report.first_failure())
+        assert report.core_min == report.core_max == routine.model_cycles
 
 
 def test_seed001_multiplier_count_is_the_trace_at_m2(tmp_path) -> None:
@@ -85,7 +108,7 @@ def test_committed_benchmark_reproduced(tmp_path) -> None:
     (["gen", "mul", "--target", "arm7tdmi", "--bits", "160", "--dialect", "avrasm2"],
      "GNU as only"),
     (["gen", "mul", "--target", "arm7tdmi", "--bits", "160", "--e", "4"], "does not apply"),
-    (["gen", "mul", "--target", "arm7tdmi", "--bits", "160", "--algo", "operand-caching",
+    (["gen", "mul", "--target", "arm7tdmi", "--bits", "160", "--algo", "product-scanning",
       "--variant", "consttime"], "offers branchfree"),
     (["gen", "mul", "--bits", "160", "--variant", "consttime"], "the ARM7TDMI's"),
 ])

@@ -72,7 +72,8 @@ def arm_markdown(rows: Sequence[ArmRow]) -> str:
         ("ARM7TDMI, ARM state: core cycles from the timing model (ARM DDI 0210C, zero wait "
          "states) applied to the executed trace in the emulator; on a random input, with the "
          "range over the whole test load (zero words end the multiplier early; a consttime "
-         "routine has one figure). Seed 001 Table 7 beside them, and the same trace timed "
+         "routine has one figure). Seed 001 Table 7 beside them (its figures are not constant "
+         "time: beside a consttime row they show the price of it), and the same trace timed "
          "with every multiply as the paper counts it (UMULL in 4 clocks, UMLAL in 5: the "
          f"manual's m = {SEED001_M} instead of {WORST_M}; see docs/arm7tdmi.md)."),
         "",

@@ -28,22 +28,28 @@ B_REG, ZERO = 12, 14
 DATA = (*A_REGS, *CARRIES, *WINDOW)  # what a block's a, carries and window are taken from
 
 
-def operand_caching_mul(n: int) -> ArmKernel:
+def operand_caching_mul(n: int, consttime: bool = False) -> ArmKernel:
     """The fastest build (by the timing model's static count, which equals the trace's at m = 4)
     over the two block forms: rows with a carry each (block_orders, each with and without the
-    hand-over, see build_order) and one carry chain per word of b (operand_caching_chain)."""
-    builds = {(blocks, handover): build_order(n, blocks, handover)
-              for blocks in block_orders(n)
-              for handover in ((False, True) if len(blocks) > 1 and blocks[0] < E else (False,))}
-    builds |= {(blocks, "chain"): chain.build_chained(n, blocks)
-               for blocks in block_orders(n, chain.E)}
+    hand-over, see build_order) and one carry chain per word of b (operand_caching_chain).
+    consttime: the chain form only, each b_j forced to take 4 multiplier steps (consttime.py)."""
+    builds = {} if consttime else {
+        (blocks, handover): build_order(n, blocks, handover)
+        for blocks in block_orders(n)
+        for handover in ((False, True) if len(blocks) > 1 and blocks[0] < E else (False,))}
+    e = chain.E_CONSTTIME if consttime else chain.E
+    builds |= {(blocks, "chain"): chain.build_chained(n, blocks, consttime)
+               for blocks in block_orders(n, e)}
     best = min(builds, key=lambda key: builds[key].static_cycles())
     blocks, form = best
-    note = (f"{n * n} products; rows in blocks of {'+'.join(map(str, blocks))}, b once per block"
-            + {False: "",
-               True: "; the first block keeps the words the second starts on in registers",
-               "chain": "; each b_j times all of a block's words in one carry chain"}[form])
-    return ArmKernel(builds[best], (note,))
+    notes = [f"{n * n} products; rows in blocks of {'+'.join(map(str, blocks))}, b once per block"
+             + {False: "",
+                True: "; the first block keeps the words the second starts on in registers",
+                "chain": "; each b_j times all of a block's words in one carry chain"}[form]]
+    if consttime:
+        notes.append("constant time: every multiplier b_j | 2^31 (4 steps), each product "
+                     "corrected by (a & mask) * 2^31")
+    return ArmKernel(builds[best], tuple(notes))
 
 
 def block_orders(n: int, e: int = E) -> list[tuple[int, ...]]:

@@ -14,16 +14,20 @@ the a pointer no more) bring b and the partial words in LDM groups."""
 from __future__ import annotations
 
 from ...program.arm import ArmProgram
+from . import consttime as ct
 from .kernel import A_PTR, B_PTR, RESULT
 from .words import Pointer, ascending_runs, row_step
 
 E = 4
+E_CONSTTIME = 3  # the forced multiplier's mask and the correction x take two registers
 POOL = (3, 4, 5, 6, 7, 8, 9, 10, 11, 12)  # the data registers beside the pointers and the zero
 ZERO = 14
+MASK, X = POOL[-2:]  # constant time only
 
 
-def build_chained(n: int, blocks: tuple[int, ...]) -> ArmProgram:
-    """The body for rows taken in blocks of these sizes (adding up to n, none above E)."""
+def build_chained(n: int, blocks: tuple[int, ...], consttime: bool = False) -> ArmProgram:
+    """The body for rows taken in blocks of these sizes (adding up to n, none above E, or
+    E_CONSTTIME with consttime: every multiplier b_j forced to 4 steps, see consttime.py)."""
     prog = ArmProgram()
     a, b, r = Pointer(prog, A_PTR), Pointer(prog, B_PTR), Pointer(prog, RESULT)
     prog.mov_imm(ZERO, 0, "the carries' source, in every block")
@@ -31,7 +35,7 @@ def build_chained(n: int, blocks: tuple[int, ...]) -> ArmProgram:
     for k, rows in enumerate(blocks):
         prog.phase(f"rows {i0}..{i0 + rows - 1}: a[{i0}..] cached, each b_j times all of "
                    "them in one carry chain")
-        _Block(prog, b, r, n, i0, rows, last=k + 1 == len(blocks)).run(a)
+        _Block(prog, b, r, n, i0, rows, k + 1 == len(blocks), consttime).run(a)
         i0 += rows
     return prog
 
@@ -52,12 +56,15 @@ class _Block:
     """One block: its registers, its steps and its top words."""
 
     def __init__(self, prog: ArmProgram, b: Pointer, r: Pointer, n: int, i0: int, rows: int,
-                 last: bool) -> None:
+                 last: bool, consttime: bool) -> None:
         self.prog, self.b, self.r, self.n, self.i0, self.rows = prog, b, r, n, i0, rows
-        self.partial = i0 > 0
-        self.a_regs = list(POOL[:rows])
-        regs = sorted(POOL[rows:] + ((A_PTR,) if last else ()))
-        gb, gp = _group_sizes(n, len(regs) - (rows + 1) - 1, self.partial)
+        self.partial, self.consttime = i0 > 0, consttime
+        pool = POOL[:-2] if consttime else POOL
+        self.a_regs = list(pool[:rows])
+        regs = sorted(pool[rows:] + ((A_PTR,) if last else ()))
+        # partial words come through the carry register in constant time: its row step adds
+        # them as it adds a carry (a word of its own would need a step of its own)
+        gb, gp = _group_sizes(n, len(regs) - (rows + 1) - 1, self.partial and not consttime)
         self.b_regs, regs = regs[:gb], regs[gb:]
         self.p_regs, regs = (regs[:gp], regs[gp:]) if gp > 1 else ([], regs)
         self.free = regs  # the window and the chain's carry (rows + 1 of them at least)
@@ -102,19 +109,20 @@ class _Block:
         """R[i0+j..] += a * b_j: one carry chain over the cached words, then R[i0+j] is
         stored final.  window: the registers of R[i0+j..i0+j+rows-1] (empty at j = 0);
         returns the next step's."""
-        prog, a = self.prog, self.a_regs
+        if self.consttime:
+            ct.force_multiplier(self.prog, bj, MASK)
         if j == 0:
             window, carry = self._first_step(bj, p, free)
         else:
             carry, word = _take(free, p), window[0]
-            if p is None:
-                prog.mov_imm(carry, 0)
-            else:
-                prog.alu("adds", word, word, p, "+ R so far")
-                prog.alu_imm("adc", carry, ZERO, 0)
-            prog.umlal(word, carry, a[0], bj, "R + a*b")
+            if p is not None and p != carry:  # R so far in a register of its own
+                self.prog.alu("adds", word, word, p, "+ R so far")
+                self.prog.alu_imm("adc", carry, ZERO, 0)
+                self.prog.umlal(word, carry, self.a_regs[0], bj, "R + a*b")
+            else:  # R so far in the carry's register: the row step adds it as a carry
+                self._mac(word, carry, 0, bj, fresh=False, first=p is None)
             for t in range(1, self.rows):
-                row_step(prog, window[t], carry, a[t], bj, ZERO, fresh=False, first=False)
+                self._mac(window[t], carry, t, bj, fresh=False, first=False)
         at = self.i0 + j
         self.r.store(at, [window[0]], then=at + 1, comment=f"R[{at}] done")
         free.append(window[0])
@@ -123,26 +131,27 @@ class _Block:
     def _first_step(self, b0: int, p: int | None, free: list[int]) -> tuple[list[int], int]:
         """Step 0: every window word is new (the partial word R[i0] added to the first);
         returns the window and the carry's register."""
-        prog, a = self.prog, self.a_regs
         word = _take(free, p)
         carry = free.pop(0)
-        if p is None:
-            prog.umull(word, carry, a[0], b0, "a*b")
-        elif p == word:
-            prog.mov_imm(carry, 0)
-            prog.umlal(word, carry, a[0], b0, "R + a*b")
-        else:
-            prog.umull(word, carry, a[0], b0, "a*b")
-            prog.alu("adds", word, word, p, "+ R so far")
-            prog.alu_imm("adc", carry, carry, 0)
+        self._mac(word, carry, 0, b0, fresh=p != word, first=True)
+        if p is not None and p != word:
+            self.prog.alu("adds", word, word, p, "+ R so far")
+            self.prog.alu_imm("adc", carry, carry, 0)
         window = [word]
         for t in range(1, self.rows):  # c + a*b into an empty word: the carry becomes the word
             high = free.pop(0)
-            prog.mov_imm(high, 0)
-            prog.umlal(carry, high, a[t], b0, "c + a*b: R and c swap registers")
+            self._mac(carry, high, t, b0, fresh=False, first=True)
             window.append(carry)
             carry = high
         return window, carry
+
+    def _mac(self, word: int, carry: int, t: int, bj: int, fresh: bool, first: bool) -> None:
+        """(carry:word) = word + carry + a[i0+t] * b_j, the row step's cases (words.row_step);
+        constant time: b_j is the forced multiplier and the product is corrected (consttime)."""
+        if self.consttime:
+            ct.row_step(self.prog, word, carry, bj, self.a_regs[t], MASK, X, ZERO, fresh, first)
+        else:
+            row_step(self.prog, word, carry, self.a_regs[t], bj, ZERO, fresh, first)
 
     def _store_top(self, window: list[int]) -> None:
         """R[i0+n..i0+n+rows-1]: the window after the last step, in ascending STM runs."""

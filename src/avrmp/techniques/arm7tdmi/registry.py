@@ -39,7 +39,7 @@ ARM_ALGORITHMS: dict[str, ArmAlgorithm] = {a.name: a for a in (
     ArmAlgorithm(
         "operand-caching",
         "rows of a in blocks of 3 or 4 words held in registers, b loaded once per block",
-        operand_caching.operand_caching_mul),
+        operand_caching.operand_caching_mul, variants=("branchfree", "consttime")),
     ArmAlgorithm(
         "hybrid",
         "product scanning over 2x2 blocks (d = 2) with a carry-catcher register",
