@@ -275,6 +275,8 @@ def test_list_names_every_algorithm(capsys) -> None:
     assert names == set(ALGORITHMS)
     names = {ln.strip() for ln in arm.splitlines()[1:] if ln and not ln.startswith(" ")}
     assert names == set(ARM_ALGORITHMS)
+    assert arm.count("variants: branchfree, consttime") == sum(
+        "consttime" in a.variants for a in ARM_ALGORITHMS.values())
 
 
 BENCH_FIELDS = {"op", "bits", "algo", "variant", "core_cycles", "abi_cycles", "code_bytes",

@@ -542,10 +542,11 @@ def cmd_list(args: argparse.Namespace) -> int:
               f"{8 * a.max_bytes} bits{' (even bytes)' if a.even_only else ''}; "
               f"variants: {', '.join(a.variants)}" + (f"; params: {a.params}" if a.params else "")
               + ("" if a.needs_mul else "; runs without MUL"))
-    print("\n--target arm7tdmi (mul, 32-bit words, branch-free):")
+    print("\n--target arm7tdmi (mul, 32-bit words):")
     for a in ARM_ALGORITHMS.values():
         print(f"{a.name}\n    {a.summary}\n    sizes: {WORD_BITS * a.min_words}.."
               f"{WORD_BITS * a.max_words} bits" + (" (even words)" if a.even_only else "")
+              + f"; variants: {', '.join(a.variants)}"
               + ("; the default" if a.name == ARM_DEFAULT else ""))
     return 0
 
