@@ -15,8 +15,9 @@ FORCED_BIT = 1 << 31
 
 def force_multiplier(prog: ArmProgram, a: int, mask: int) -> None:
     """mask = all ones if a's top bit is clear; a |= 2^31 (a's top byte is never zero now)."""
-    prog.mov(mask, f"r{a}, asr #31", "all ones if a's top bit is clear", mnemonic="mvn")
-    prog.alu_imm("orr", a, a, FORCED_BIT, "a' = a | 2^31: the multiplier takes 4 steps")
+    prog.mov(mask, f"r{a}, asr #31", "all ones if the multiplier's top bit is clear",
+             mnemonic="mvn")
+    prog.alu_imm("orr", a, a, FORCED_BIT, "multiplier | 2^31: it takes 4 steps")
 
 
 def row_step(prog: ArmProgram, word: int, carry: int, a: int, b: int, mask: int, x: int,
@@ -25,9 +26,10 @@ def row_step(prog: ArmProgram, word: int, carry: int, a: int, b: int, mask: int,
     pair becomes word + carry - x*2^31 modulo 2^64 first, then UMLAL adds a'*b, which is at
     least x*2^31, so the modular sum is the true one.  fresh, first and zero as in
     words.row_step: a fresh step lends zero's register to the high word."""
-    prog.alu("and", x, b, mask, "x = b if the forced bit was not a's own, else 0")
+    prog.alu("and", x, b, mask, "x = the multiplicand if the forced bit was not the "
+             "multiplier's own, else 0")
     if fresh:
-        prog.umull(word, carry if first else zero, b, a, "a'*b")
+        prog.umull(word, carry if first else zero, b, a, "forced multiplier * multiplicand")
         if not first:
             prog.alu("adds", word, word, carry, "+ c")
             prog.alu_imm("adc", carry, zero, 0, "c: the high word and the carry")
@@ -42,4 +44,4 @@ def row_step(prog: ArmProgram, word: int, carry: int, a: int, b: int, mask: int,
         prog.alu("sbc", carry, zero, f"r{x}, lsr #1", "carry - 1 - x/2")
         prog.alu("subs", word, word, f"r{x}, lsl #31", "- x*2^31, low word")
         prog.alu_imm("adc", carry, carry, 0, "+ 1 - borrow")
-    prog.umlal(word, carry, b, a, "+ a'*b: the sum is below 2^64")
+    prog.umlal(word, carry, b, a, "+ forced multiplier * multiplicand: below 2^64")

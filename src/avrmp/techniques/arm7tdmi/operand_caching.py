@@ -28,13 +28,20 @@ B_REG, ZERO = 12, 14
 DATA = (*A_REGS, *CARRIES, *WINDOW)  # what a block's a, carries and window are taken from
 
 
+FORM_NOTES = {
+    "rows": "",
+    "hand-over": "; the first block keeps the words the second starts on in registers",
+    "chain": "; each b_j times all of a block's words in one carry chain",
+}
+
+
 def operand_caching_mul(n: int, consttime: bool = False) -> ArmKernel:
     """The fastest build (by the timing model's static count, which equals the trace's at m = 4)
     over the two block forms: rows with a carry each (block_orders, each with and without the
     hand-over, see build_order) and one carry chain per word of b (operand_caching_chain).
     consttime: the chain form only, each b_j forced to take 4 multiplier steps (consttime.py)."""
     builds = {} if consttime else {
-        (blocks, handover): build_order(n, blocks, handover)
+        (blocks, "hand-over" if handover else "rows"): build_order(n, blocks, handover)
         for blocks in block_orders(n)
         for handover in ((False, True) if len(blocks) > 1 and blocks[0] < E else (False,))}
     e = chain.E_CONSTTIME if consttime else chain.E
@@ -43,9 +50,7 @@ def operand_caching_mul(n: int, consttime: bool = False) -> ArmKernel:
     best = min(builds, key=lambda key: builds[key].static_cycles())
     blocks, form = best
     notes = [f"{n * n} products; rows in blocks of {'+'.join(map(str, blocks))}, b once per block"
-             + {False: "",
-                True: "; the first block keeps the words the second starts on in registers",
-                "chain": "; each b_j times all of a block's words in one carry chain"}[form]]
+             + FORM_NOTES[form]]
     if consttime:
         notes.append("constant time: every multiplier b_j | 2^31 (4 steps), each product "
                      "corrected by (a & mask) * 2^31")
@@ -224,9 +229,4 @@ def _flush(walk: _Walk, i0: int, rows: int, window: list[int], carries: list[int
     if rows > 1:
         prog.alu_imm("adc", words[-1], carries[rows - 1], 0, "no carry out: the block's "
                      "product fits")
-    runs = ascending_runs(words)  # STM needs registers ascending with the words
-    start = i0 + n
-    for k, run in enumerate(runs):
-        last_run = k + 1 == len(runs)
-        walk.r.store(start, run, then=i0 + rows if last_run else start + len(run))
-        start += len(run)
+    walk.r.store_runs(i0 + n, words, then=i0 + rows)

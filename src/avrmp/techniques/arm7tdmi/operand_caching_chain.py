@@ -9,19 +9,23 @@ R[i0+j+e], new in the window.  The blocks before left their partial result in R[
 each such word is added at the chain's start, where the carry register is still free, and the
 word leaves the window final right after.  A block ends with no carries to add: its top words
 are the window.  Registers a block leaves spare (a short block, and the last one, which needs
-the a pointer no more) bring b and the partial words in LDM groups."""
+the a pointer no more) bring b and the partial words in LDM groups.
+
+Constant time (consttime.py): each b_j is the forced multiplier (one mask a step) and every
+product is corrected; the mask and x take two registers, so blocks hold three words of a
+(E_CONSTTIME), and the partial words come through the carry register, where the corrected row
+step adds them as it adds a carry."""
 
 from __future__ import annotations
 
 from ...program.arm import ArmProgram
 from . import consttime as ct
-from .kernel import A_PTR, B_PTR, RESULT
-from .words import Pointer, ascending_runs, row_step
+from .kernel import A_PTR, B_PTR, FREE, RESULT
+from .words import Pointer, row_step
 
 E = 4
 E_CONSTTIME = 3  # the forced multiplier's mask and the correction x take two registers
-POOL = (3, 4, 5, 6, 7, 8, 9, 10, 11, 12)  # the data registers beside the pointers and the zero
-ZERO = 14
+POOL, ZERO = FREE[:-1], FREE[-1]  # the zero is r14 (lr): the highest, never in an LDM list
 MASK, X = POOL[-2:]  # constant time only
 
 
@@ -116,6 +120,7 @@ class _Block:
         else:
             carry, word = _take(free, p), window[0]
             if p is not None and p != carry:  # R so far in a register of its own
+                assert not self.consttime, "constant time: partial words come as carries"
                 self.prog.alu("adds", word, word, p, "+ R so far")
                 self.prog.alu_imm("adc", carry, ZERO, 0)
                 self.prog.umlal(word, carry, self.a_regs[0], bj, "R + a*b")
@@ -147,7 +152,9 @@ class _Block:
 
     def _mac(self, word: int, carry: int, t: int, bj: int, fresh: bool, first: bool) -> None:
         """(carry:word) = word + carry + a[i0+t] * b_j, the row step's cases (words.row_step);
-        constant time: b_j is the forced multiplier and the product is corrected (consttime)."""
+        constant time: b_j is the forced multiplier and the product is corrected (consttime).
+        Never fresh after the first product: a fresh row step would lend ZERO to the high word."""
+        assert first or not fresh
         if self.consttime:
             ct.row_step(self.prog, word, carry, bj, self.a_regs[t], MASK, X, ZERO, fresh, first)
         else:
@@ -155,13 +162,8 @@ class _Block:
 
     def _store_top(self, window: list[int]) -> None:
         """R[i0+n..i0+n+rows-1]: the window after the last step, in ascending STM runs."""
-        start = self.i0 + self.n
-        runs = ascending_runs(window)
-        for k, run in enumerate(runs):
-            then = start + len(run) if k + 1 < len(runs) else self.i0 + self.rows
-            self.r.store(start, run, then=then,
-                         comment=f"R[{start}..{start + len(run) - 1}] done")
-            start += len(run)
+        self.r.store_runs(self.i0 + self.n, window, then=self.i0 + self.rows,
+                          comment="the block's top words")
 
 
 def _take(free: list[int], p: int | None) -> int:

@@ -33,6 +33,15 @@ class Pointer:
               comment: str = "") -> None:
         self._transfer(False, start, regs, then, comment)
 
+    def store_runs(self, start: int, regs: Sequence[int], then: int, comment: str = "") -> None:
+        """Words start.. from regs in word order: one STM per run of ascending registers
+        (ascending_runs), the last leaving the pointer nearest `then`."""
+        runs = ascending_runs(list(regs))
+        for k, run in enumerate(runs):
+            after = then if k + 1 == len(runs) else start + len(run)
+            self.store(start, run, then=after, comment=comment)
+            start += len(run)
+
     def _transfer(self, load: bool, start: int, regs: Sequence[int], then: int | None,
                   comment: str) -> None:
         if sorted(regs) != list(regs):
