@@ -72,10 +72,12 @@ def test_consttime_chain_orders_verified(words, tmp_path) -> None:
     """Every block order of the constant-time chain form is correct and takes one time."""
     spec = Spec("mul", 32 * words, "operand-caching", "consttime", target="arm7tdmi")
     for order in block_orders(words, chain.E_CONSTTIME):
-        routine = arm_routine(spec, ArmKernel(chain.build_chained(words, order, True)))
-        report = verified(routine, "consttime", 30, 9, tmp_path)
-        assert report.passed, (order, report.first_failure())
-        assert report.core_min == report.core_max == routine.model_cycles
+        for spill in (False, True)[:len(order)]:
+            body = chain.build_chained(words, order, True, spill)
+            routine = arm_routine(spec, ArmKernel(body))
+            report = verified(routine, "consttime", 30, 9, tmp_path)
+            assert report.passed, (order, spill, report.first_failure())
+            assert report.core_min == report.core_max == routine.model_cycles
 
 
 def test_seed001_multiplier_count_is_the_trace_at_m2(tmp_path) -> None:
@@ -159,15 +161,16 @@ def test_operand_caching_takes_its_fastest_block_order(words) -> None:
     assert orders and all(sum(o) == words and max(o) <= 3 for o in orders)
     cycles = {(o, h): build_order(words, o, h).static_cycles() for o in orders
               for h in (False, True)}
-    cycles |= {(o, "chain"): chain.build_chained(words, o).static_cycles()
-               for o in block_orders(words, chain.E)}
+    cycles |= {(o, "chain", spill): chain.build_chained(words, o, spill_a=spill).static_cycles()
+               for o in block_orders(words, chain.E) for spill in (False, True)}
     routine = generate(Spec("mul", 32 * words, "operand-caching", target="arm7tdmi"))
     assert routine.model_cycles == min(cycles.values())
     if words == 5:  # R[2..4] handed from the first block to the second in registers
         assert cycles[(2, 3), True] < cycles[(2, 3), False]
         assert min(cycles, key=cycles.get) == ((2, 3), True)
     if words == 8:  # one carry chain per b word: e = 4, two blocks; Table 7: 700
-        assert min(cycles, key=cycles.get) == ((4, 4), "chain")
+        assert min(cycles, key=cycles.get) == ((4, 4), "chain", True)
+        assert cycles[(4, 4), "chain", True] < cycles[(4, 4), "chain", False]
         assert cycles[(3, 2, 3), False] < cycles[(3, 3, 2), False]
         assert routine.model_cycles < 700
 
@@ -175,13 +178,16 @@ def test_operand_caching_takes_its_fastest_block_order(words) -> None:
 @pytest.mark.parametrize("words", (1, 3, 5, 8, 9))
 def test_operand_caching_chain_verified(words, tmp_path) -> None:
     """Every block order of the carry-chain form is correct (short blocks first, last and
-    between; the partial words through the carry register or in LDM groups)."""
+    between; the partial words through the carry register or in LDM groups), with the a
+    pointer kept or spilled (pushed for a block, its register lent to b)."""
     spec = Spec("mul", 32 * words, "operand-caching", target="arm7tdmi")
     for order in block_orders(words, chain.E):
-        routine = arm_routine(spec, ArmKernel(chain.build_chained(words, order)))
-        report = verified(routine, "branchfree", 30, 8, tmp_path)
-        assert report.passed, (order, report.first_failure())
-        assert report.core_typical == routine.model_cycles
+        for spill in (False, True)[:len(order)]:
+            body = chain.build_chained(words, order, spill_a=spill)
+            routine = arm_routine(spec, ArmKernel(body))
+            report = verified(routine, "branchfree", 30, 8, tmp_path)
+            assert report.passed, (order, spill, report.first_failure())
+            assert report.core_typical == routine.model_cycles
 
 
 @pytest.mark.parametrize("words", (3, 5, 8))

@@ -32,21 +32,25 @@ FORM_NOTES = {
     "rows": "",
     "hand-over": "; the first block keeps the words the second starts on in registers",
     "chain": "; each b_j times all of a block's words in one carry chain",
+    "chain, a spilled": "; each b_j times all of a block's words in one carry chain; the a "
+                        "pointer waits on the stack during a block, its register takes b",
 }
 
 
 def operand_caching_mul(n: int, consttime: bool = False) -> ArmKernel:
     """The fastest build (by the timing model's static count, which equals the trace's at m = 4)
     over the two block forms: rows with a carry each (block_orders, each with and without the
-    hand-over, see build_order) and one carry chain per word of b (operand_caching_chain).
+    hand-over, see build_order) and one carry chain per word of b (operand_caching_chain, each
+    with and without the a pointer spilled).
     consttime: the chain form only, each b_j forced to take 4 multiplier steps (consttime.py)."""
     builds = {} if consttime else {
         (blocks, "hand-over" if handover else "rows"): build_order(n, blocks, handover)
         for blocks in block_orders(n)
         for handover in ((False, True) if len(blocks) > 1 and blocks[0] < E else (False,))}
     e = chain.E_CONSTTIME if consttime else chain.E
-    builds |= {(blocks, "chain"): chain.build_chained(n, blocks, consttime)
-               for blocks in block_orders(n, e)}
+    builds |= {(blocks, "chain, a spilled" if spill else "chain"):
+               chain.build_chained(n, blocks, consttime, spill)
+               for blocks in block_orders(n, e) for spill in (False, True)[:len(blocks)]}
     best = min(builds, key=lambda key: builds[key].static_cycles())
     blocks, form = best
     notes = [f"{n * n} products; rows in blocks of {'+'.join(map(str, blocks))}, b once per block"

@@ -29,9 +29,12 @@ POOL, ZERO = FREE[:-1], FREE[-1]  # the zero is r14 (lr): the highest, never in 
 MASK, X = POOL[-2:]  # constant time only
 
 
-def build_chained(n: int, blocks: tuple[int, ...], consttime: bool = False) -> ArmProgram:
+def build_chained(n: int, blocks: tuple[int, ...], consttime: bool = False,
+                  spill_a: bool = False) -> ArmProgram:
     """The body for rows taken in blocks of these sizes (adding up to n, none above E, or
-    E_CONSTTIME with consttime: every multiplier b_j forced to 4 steps, see consttime.py)."""
+    E_CONSTTIME with consttime: every multiplier b_j forced to 4 steps, see consttime.py).
+    spill_a: every block but the last pushes the a pointer once it has its words of a (and
+    the next block pops it), lending its register to b's LDM groups as the last block does."""
     prog = ArmProgram()
     a, b, r = Pointer(prog, A_PTR), Pointer(prog, B_PTR), Pointer(prog, RESULT)
     prog.mov_imm(ZERO, 0, "the carries' source, in every block")
@@ -39,7 +42,10 @@ def build_chained(n: int, blocks: tuple[int, ...], consttime: bool = False) -> A
     for k, rows in enumerate(blocks):
         prog.phase(f"rows {i0}..{i0 + rows - 1}: a[{i0}..] cached, each b_j times all of "
                    "them in one carry chain")
-        _Block(prog, b, r, n, i0, rows, k + 1 == len(blocks), consttime).run(a)
+        if k and spill_a:
+            prog.pop([A_PTR])
+        last = k + 1 == len(blocks)
+        _Block(prog, b, r, n, i0, rows, last, consttime, spill_a and not last).run(a)
         i0 += rows
     return prog
 
@@ -60,12 +66,12 @@ class _Block:
     """One block: its registers, its steps and its top words."""
 
     def __init__(self, prog: ArmProgram, b: Pointer, r: Pointer, n: int, i0: int, rows: int,
-                 last: bool, consttime: bool) -> None:
+                 last: bool, consttime: bool, spill_a: bool) -> None:
         self.prog, self.b, self.r, self.n, self.i0, self.rows = prog, b, r, n, i0, rows
-        self.partial, self.consttime = i0 > 0, consttime
+        self.partial, self.consttime, self.spill_a = i0 > 0, consttime, spill_a
         pool = POOL[:-2] if consttime else POOL
         self.a_regs = list(pool[:rows])
-        regs = sorted(pool[rows:] + ((A_PTR,) if last else ()))
+        regs = sorted(pool[rows:] + ((A_PTR,) if last or spill_a else ()))
         # partial words come through the carry register in constant time: its row step adds
         # them as it adds a carry (a word of its own would need a step of its own)
         gb, gp = _group_sizes(n, len(regs) - (rows + 1) - 1, self.partial and not consttime)
@@ -76,6 +82,8 @@ class _Block:
     def run(self, a: Pointer) -> None:
         n, i0, rows = self.n, self.i0, self.rows
         a.load(i0, self.a_regs, then=i0 + rows, comment=f"a[{i0}..{i0 + rows - 1}]")
+        if self.spill_a:
+            self.prog.push([A_PTR])
         window: list[int] = []
         free = list(self.free)
         for j in range(n):
