@@ -8,8 +8,9 @@ is the 9-cycle row step (ADDS, ADC from the zero, UMLAL); the chain's carry out 
 R[i0+j+e], new in the window.  The blocks before left their partial result in R[i0..i0+n-1]:
 each such word is added at the chain's start, where the carry register is still free, and the
 word leaves the window final right after.  A block ends with no carries to add: its top words
-are the window.  Registers a block leaves spare (a short block, and the last one, which needs
-the a pointer no more) bring b and the partial words in LDM groups.
+are the window.  Registers a block leaves spare (a short block, the last one, which needs the
+a pointer no more, and one that pushes the a pointer for its duration) bring b and the
+partial words in LDM groups.
 
 Constant time (consttime.py): each b_j is the forced multiplier (one mask a step) and every
 product is corrected; the mask and x take two registers, so blocks hold three words of a
