@@ -18,7 +18,7 @@ from avrmp.spec import Spec
 from avrmp.techniques.arm7tdmi import operand_caching_chain as chain
 from avrmp.techniques.arm7tdmi.kernel import ArmKernel
 from avrmp.techniques.arm7tdmi.operand_caching import block_orders, build_order
-from avrmp.techniques.arm7tdmi.registry import ARM_ALGORITHMS
+from avrmp.techniques.arm7tdmi.registry import ARM_ALGORITHMS, ARM_DEFAULT
 from avrmp.verify.arm_checks import verify_arm
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -188,6 +188,15 @@ def test_operand_caching_chain_verified(words, tmp_path) -> None:
             report = verified(routine, "branchfree", 30, 8, tmp_path)
             assert report.passed, (order, spill, report.first_failure())
             assert report.core_typical == routine.model_cycles
+
+
+def test_default_algorithm_is_the_fastest() -> None:
+    """`avrmp gen --target arm7tdmi` without --algo takes the fastest branch-free technique."""
+    for bits in (64, 160, 192, 256, 512):
+        cycles = {a: generate(Spec("mul", bits, a, target="arm7tdmi")).model_cycles
+                  for a in ARM_ALGORITHMS
+                  if not (ARM_ALGORITHMS[a].even_only and (bits // 32) % 2)}
+        assert cycles[ARM_DEFAULT] == min(cycles.values()), (bits, cycles)
 
 
 @pytest.mark.parametrize("words", (3, 5, 8))

@@ -45,7 +45,7 @@ ARM_ALGORITHMS: dict[str, ArmAlgorithm] = {a.name: a for a in (
         "product scanning over 2x2 blocks (d = 2) with a carry-catcher register",
         hybrid.hybrid_mul, min_words=2, even_only=True),
 )}
-ARM_DEFAULT = "product-scanning"
+ARM_DEFAULT = "operand-caching"  # the fastest at every size (bench/arm7tdmi.md)
 
 
 def get_arm_algorithm(name: str) -> ArmAlgorithm:
