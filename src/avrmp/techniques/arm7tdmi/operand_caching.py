@@ -50,7 +50,8 @@ def operand_caching_mul(n: int, consttime: bool = False) -> ArmKernel:
     e = chain.E_CONSTTIME if consttime else chain.E
     builds |= {(blocks, "chain, a spilled" if spill else "chain"):
                chain.build_chained(n, blocks, consttime, spill)
-               for blocks in block_orders(n, e) for spill in (False, True)[:len(blocks)]}
+               for blocks in block_orders(n, e)
+               for spill in ((False, True) if len(blocks) > 1 else (False,))}
     best = min(builds, key=lambda key: builds[key].static_cycles())
     blocks, form = best
     notes = [f"{n * n} products; rows in blocks of {'+'.join(map(str, blocks))}, b once per block"
