@@ -68,6 +68,26 @@ def emit_fused_combine(p: VProgram, m: int, product: list[V], t: V | None, zero:
         p.arm_end()
 
 
+class HbarLoads:
+    """The bytes a combination reads from R[0..4k) (through ptr at R+r_off), Hbar's loaded once:
+    Hbar_lo[i] is y_i and later x_{k+i}, Hbar_hi[i] is y_{k+i} and later a top byte, so the
+    second use takes the register the first load left it in (the allocator reloads it for free
+    if it had to make room)."""
+
+    def __init__(self, p: VProgram, k: int, ptr: str = "Z", r_off: int = 0) -> None:
+        self.p, self.k, self.ptr, self.r_off = p, k, ptr, r_off
+        self.kept: dict[int, V] = {}
+
+    def load(self, off: int, name: str) -> V:
+        if off in self.kept:
+            return self.kept.pop(off)
+        v = self.p.v(name)
+        self.p.ldd(v, Mem(self.ptr, disp=self.r_off + off), comment=f"{name}[{off}]")
+        if 2 * self.k <= off < 4 * self.k:
+            self.kept[off] = v
+        return v
+
+
 class Combination:
     """A parent's combination U = (L_0 | Hbar_lo) + Hbar - (-1)^t M over R, reached through a
     pointer (Z or Y) at R+r_off: L_0 at R[0..k), Hbar at R[2k..4k); U goes to R[k..3k) and
@@ -97,9 +117,7 @@ class Combination:
         # flags) come in between.
         self.c2_in_c = keep_c and out is None and carry_k is None
         self.pending: list[tuple[int, V]] = []
-        # Hbar_lo[i] is y_i and later x_{k+i}; Hbar_hi[i] is y_{k+i} and later a top byte: each
-        # is loaded once (the allocator reloads it for free if it must make room).
-        self.hbar: dict[int, V] = {}
+        self.hbar = HbarLoads(p, k, ptr, r_off)
 
     def start(self) -> None:
         p = self.p
@@ -119,15 +137,6 @@ class Combination:
             p.bld(self.c1, 0, comment="C of M's chain starts as t (M came masked, T = t)")
         elif self.sign == "mask":
             p.com(self.t, comment="t = 0xFF now means: subtract M")
-
-    def _load(self, off: int, name: str) -> V:
-        if off in self.hbar:
-            return self.hbar.pop(off)
-        v = self.p.v(name)
-        self.p.ldd(v, Mem(self.ptr, disp=self.r_off + off), comment=f"{name}[{off}]")
-        if 2 * self.k <= off < 4 * self.k:
-            self.hbar[off] = v
-        return v
 
     def _emit(self, i: int, reg: V) -> None:
         if self.out is None:
@@ -166,7 +175,7 @@ class Combination:
             p.cp(zero, self.t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
         for n, i in enumerate(idx):
             op = "add" if first and not n and self.signed else "adc"
-            hb = self._load(2 * k + i, "hb")
+            hb = self.hbar.load(2 * k + i, "hb")
             if self.sign == "mask":
                 p.eor(ms[n], self.t)  # EOR leaves C alone
             emit(op, ms[n], hb)
@@ -187,7 +196,7 @@ class Combination:
             p.lsr(self.c2)
         us = []
         for n, i in enumerate(idx):
-            u = self._load(self.x_lo + i if i < k else k + i, "x")
+            u = self.hbar.load(self.x_lo + i if i < k else k + i, "x")
             op = "add" if first and not n else "adc"
             emit(op, u, ms[n])
             if self.out is None:
@@ -230,7 +239,7 @@ class Combination:
             join_c2()
             p.add(c1, f, comment="d = carries + sign extension")
             p.adc(f, zero, comment="f = sign of d")
-        top = [self._load(3 * k + i, "hb") for i in range(k)]
+        top = [self.hbar.load(3 * k + i, "hb") for i in range(k)]
         emit_ripple(p, top, c1, f)
         for i, v in enumerate(top):
             self._emit(3 * k + i, v)

@@ -18,6 +18,7 @@ from ...blocks.arith import emit_abs_diff, emit_ripple
 from ...blocks.pointers import load_disp, store_disp
 from ...blocks.square import emit_square
 from ...regalloc.vprogram import V, VProgram
+from .combine import HbarLoads
 from .frame import free_y
 from .middle import emit_low_half, emit_u
 from .regs import emit_zero
@@ -190,6 +191,7 @@ class SqrCombine:
         p.clr(self.cc)
         self.j = 0  # U's next byte
         self.ms: list[V] = []  # M's bytes pushed but not yet combined
+        self.hbar = HbarLoads(p, k)
 
     def push(self, m: V) -> None:
         self.ms.append(m)
@@ -201,11 +203,11 @@ class SqrCombine:
         idx = range(j, j + len(self.ms))
         last = idx[-1] == 2 * k - 1
         p.comment(f"combine: U[{j}..{idx[-1]}] = (L_0 | Hbar_lo) + Hbar - M")
-        u = [load_disp(p, "Z", i if i < k else k + i, 1, "x")[0] for i in idx]
+        u = [self.hbar.load(i if i < k else k + i, "x") for i in idx]
         if j:
             p.lsr(cc, comment="C = the addition's carry (bit 0)")
         for n, i in enumerate(idx):
-            y = load_disp(p, "Z", 2 * k + i, 1, "hb")[0]
+            y = self.hbar.load(2 * k + i, "hb")
             p.emit("adc" if j or n else "add", u[n], y)
         p.rol(cc, comment="park it")
         p.lsl(cc, comment="C = the subtraction's borrow (bit 7)")
@@ -231,6 +233,6 @@ class SqrCombine:
         if self.defer:
             emit_top_deferred(p, d, f, 30, 3 * k)
             return
-        top = load_disp(p, "Z", 3 * k, k, "hb")
+        top = [self.hbar.load(3 * k + i, "hb") for i in range(k)]
         emit_ripple(p, top, d, f)
         store_disp(p, "Z", 3 * k, top, "r")
