@@ -11,7 +11,8 @@ Internal convention: a subroutine takes r in r25:r24, a in r23:r22, b in r21:r20
 them) and may clobber every register.  The top level reserves one stack frame for the whole call
 chain; each routine finds its part at a fixed origin above its SP (see build):
 
-    r, a, b (6)    t (1, multiplication)    |A_l - A_h| (k), |B_l - B_h| (k), M (2k)
+    r, a, b (6)    H's (d, f) (2, the top level)    |A_l - A_h| (k), |B_l - B_h| (k),
+    t (1, multiplication)    M (2k)
 
 and runs, for k = n/2:  L = call(r, a, b);  H = call(r+2k, a+k, b+k);  the absolute differences
 and t;  M = call(frame);  then the combination (level_combine), with Hbar = H + L_1 fused in:
@@ -50,6 +51,7 @@ LEAF_MAX = 32  # fixed-size routines exist up to 32 bytes (256 bits)
 POOL = [*range(2, 24)]  # r24:r25 and r0:r1 hold parked pointers in the memory passes
 ABSDIFF_POOL = [*range(26)]  # no pointer is parked while the differences are formed
 FRAME_PTRS = 6
+H_TOP = FRAME_PTRS  # the top level's H child's (d, f), kept there until the combination
 
 
 def is_large(n: int) -> bool:
@@ -73,6 +75,17 @@ def _call(p: Program, label: str, far: bool) -> None:
     (p.call if far else p.rcall)(label)
 
 
+def _frame_pair(p: Program, slot: int, store: bool, comment: str) -> None:
+    """r25:r24 to (store) or from the two frame bytes at SP+1+slot, through Z."""
+    read_sp(p, 30)
+    add_const(p, 30, 1 + slot)
+    for q, reg in enumerate((24, 25)):
+        if store:
+            p.std(Mem("Z", disp=q), reg, comment=comment if not q else "")
+        else:
+            p.ldd(reg, Mem("Z", disp=q), comment=comment if not q else "")
+
+
 def _ripple_child_top(p: Program, nbytes: int) -> None:
     """Finish a child's top bytes it left (sqr_base.emit_top_deferred): Z points at them,
     (d, f) in r24:r25."""
@@ -85,16 +98,18 @@ def _ripple_child_top(p: Program, nbytes: int) -> None:
 # --- the routine -----------------------------------------------------------------------------------
 
 
-def _layout(n: int, op: str) -> dict[str, int]:
-    """Frame offsets (from SP + 1) of a memory level for n bytes."""
+def _layout(n: int, op: str, h_top: bool = False) -> dict[str, int]:
+    """Frame offsets (from SP + 1) of a memory level for n bytes; h_top: with two bytes for its H
+    child's (d, f) after the pointers."""
     k = n // 2
-    lay = {"da": FRAME_PTRS}
+    da = FRAME_PTRS + 2 * h_top
+    lay = {"da": da} | ({"h_top": H_TOP} if h_top else {})
     if op == "mul":
-        lay["db"] = FRAME_PTRS + k
-        lay["t"] = FRAME_PTRS + 2 * k
+        lay["db"] = da + k
+        lay["t"] = da + 2 * k
         lay["m"] = lay["t"] + 1
     else:
-        lay["m"] = FRAME_PTRS + k
+        lay["m"] = da + k
     lay["size"] = lay["m"] + 2 * k
     return lay
 
@@ -110,9 +125,11 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     frames of the whole call chain, see build) on entry and releases them on return, and is the
     only level that finishes its own top bytes (a level below it leaves them to its caller,
     sqr_base.emit_top_deferred).  child_top: the child does that: this level ripples the
-    child's top bytes after L and H and folds M's into its combination."""
+    child's top bytes after L, and folds M's into its combination, and H's too at the top level
+    (a level whose own top bytes are deferred would have to ripple them there)."""
     k = n // 2
-    lay = {name: origin + off for name, off in _layout(n, op).items()}
+    h_fold = bool(alloc and child_top)
+    lay = {name: origin + off for name, off in _layout(n, op, h_fold).items()}
     mul = op == "mul"
     own = lay["size"] - origin
     below = f", under it {alloc - own} bytes for the routines it calls" if alloc else ""
@@ -133,7 +150,10 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     if mul:
         _ptr_to(p, 20, 1 + shift + ARG_SLOT["b"], k)
     _call(p, child, far)
-    _ripple_child_top(p, child_top)
+    if h_fold:
+        _frame_pair(p, lay["h_top"], store=True, comment="H's (d, f) wait for the combination")
+    else:
+        _ripple_child_top(p, child_top)
     vp = VProgram()
     set_pointers(vp, origin=origin, X=Loc("a"), Y=Loc("a", k), Z=Loc("frame", lay["da"]))
     mask = emit_sub_absdiff(vp, k, "A")
@@ -154,8 +174,13 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     if child_top:
         p.push(24, comment="M's (d, f), for the combination")
         p.push(25)
-        origin += 2  # SP has moved down by the two bytes: the frame is further above it
-        lay = {name: off + 2 for name, off in lay.items()}
+        if h_fold:
+            _frame_pair(p, lay["h_top"] + 2, store=False, comment="H's (d, f), pushed after M's")
+            p.push(24)
+            p.push(25)
+        pushed = 2 + 2 * h_fold  # SP has moved down: the frame is further above it
+        origin += pushed
+        lay = {name: off + pushed for name, off in lay.items()}
     shift = frame_reader(p, 30, origin)
     r_slot = 1 + shift + ARG_SLOT["r"]
     p.ldd(24, Mem("Z", disp=r_slot), comment="r, for the combination's pointers")
@@ -164,7 +189,8 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     for lo, off in ((28, k), (30, 2 * k)):  # Y = r + k, Z = r + 2k: from r, not reloaded
         p.movw(lo, 24)
         add_const(p, lo, off)
-    _run(p, level_combine(k, mul, m_deferred=bool(child_top), defer=not alloc))
+    _run(p, level_combine(k, mul, m_deferred=bool(child_top), h_deferred=h_fold,
+                          defer=not alloc))
     if alloc:
         p.phase("release the frames")
         move_sp(p, 28, alloc)
@@ -223,7 +249,7 @@ def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool,
     origins, below = [0] * levels, kern.caller_frame
     for i in reversed(range(levels)):
         origins[i] = ret_bytes * i + below
-        below += _layout(n >> i, op)["size"]
+        below += _layout(n >> i, op, h_top=i == 0 and child_tops[0] > 0)["size"]
     p = Program()
     label = {m: f"kl_{op}{8 * m}" for m in (n >> i for i in range(levels + 1))}
     _call(p, label[n], far)
@@ -323,5 +349,5 @@ def stack_estimate(op: str, n: int, levels: int | None = None, ret_bytes: int = 
     if not options:  # runs on zero-padded copies (see karatsuba_mul_any): a rough upper bound
         return 8 * n + LEAF_STACK
     levels = max(options) if levels is None else levels
-    return sum(_layout(n >> i, op)["size"] + ret_bytes for i in range(levels)) + ret_bytes \
-        + LEAF_STACK
+    frames = sum(_layout(n >> i, op, h_top=i == 0)["size"] for i in range(levels))
+    return frames + ret_bytes * (levels + 1) + LEAF_STACK

@@ -48,7 +48,8 @@ def emit_sub_absdiff(p: VProgram, k: int, name: str) -> object:
 
 
 def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
-                  m_deferred: bool = False, defer: bool = False) -> VProgram:
+                  m_deferred: bool = False, h_deferred: bool = False,
+                  defer: bool = False) -> VProgram:
     """A memory level's combination with Hbar = H + L_1 fused in (no separate Hbar pass): R holds
     L at R[0..2k) and H at R[2k..4k), the frame M (2k bytes).  Two passes over k bytes, in chunks
     of w (low half) and w_high (the high half keeps fewer bytes live, so its chunks can be wider
@@ -64,20 +65,27 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
     m_deferred: M's top quarter (M_hi[k/2..k)) has not been rippled; the (d, f) that M's routine
     returned are on the stack (d pushed first).  M is then larger by that signed value at
     U_hi[k/2]: folded with c into one signed addend whose sign byte the Hbar chain, otherwise
-    adding zero, carries on to the top.  defer: leave the top bytes to the caller
-    (sqr_base.emit_top_deferred).
+    adding zero, carries on to the top.  h_deferred: the same for H's top quarter
+    (H_hi[k/2..k), its (d, f) pushed after M's): it is short at U_hi[k/2], where it joins the
+    same signed addend, and at the top bytes' byte k/2, where the ripple of (d, f) switches to
+    (d_H + f, its sign byte).  defer: leave the top bytes to the caller
+    (sqr_base.emit_top_deferred; not with h_deferred).
 
     On entry X points at M (signed: at t), Y at R+k, Z at R+2k and r25:r24 at R."""
+    assert not (h_deferred and defer), "H's top quarter is folded into the top bytes"
     return LevelCombine(k, signed, w, 14 if signed else 16 if w_high is None else w_high,
-                        m_deferred).emit(defer)
+                        m_deferred, h_deferred).emit(defer)
 
 
 class LevelCombine:
     """The passes of level_combine over one VProgram; the three chains' carries are parked in
     registers between chunks (ROL saves, LSR restores)."""
 
-    def __init__(self, k: int, signed: bool, w: int, w_high: int, m_deferred: bool) -> None:
-        self.k, self.w, self.w_high, self.m_deferred = k, w, w_high, m_deferred
+    def __init__(self, k: int, signed: bool, w: int, w_high: int, m_deferred: bool,
+                 h_deferred: bool) -> None:
+        self.k, self.w, self.w_high = k, w, w_high
+        self.m_deferred, self.h_deferred = m_deferred, h_deferred
+        self.d_h: V | None = None  # H's deferred d: in the high half, then again on the stack
         p = self.p = VProgram()
         self.zero = p.v("zero")
         p.clr(self.zero)
@@ -201,13 +209,14 @@ class LevelCombine:
         self.c_hbar = p.v("c")
         p.mov(self.c_hbar, self.carry["ch"], comment="Hbar_lo's carry, for U_hi and the top bytes")
         ext = self.zero
-        starts = sorted(set(range(0, k, self.w_high)) | ({k // 2} if self.m_deferred else set()))
+        fold = self.m_deferred or self.h_deferred
+        starts = sorted(set(range(0, k, self.w_high)) | ({k // 2} if fold else set()))
         for j, end in zip(starts, starts[1:] + [k]):
             n = end - j
             u = self.load("Y", n, "Hbar_lo", j)
             self.chain("cu", u, self.lazy(self.hp, "H", k + j, self.h_at), False, False)
-            if self.m_deferred and j == k // 2:
-                ext = self.fold_deferred_m(u)
+            if fold and j == k // 2:
+                ext = self.fold_deferred_tops(u)
             else:
                 self.chain("ch", u, ext, False, False)
             self.m_chain(u, k + j, False)
@@ -217,20 +226,30 @@ class LevelCombine:
                 p.adiw(30, n)
         return ext
 
-    def fold_deferred_m(self, u: list) -> V:
-        """M's top quarter is (d_M, f_M) short (popped here): c -/+ (d_M, f_M) joins the Hbar
-        chain as one signed addend; returns its sign byte, which the chain carries on."""
+    def fold_deferred_tops(self, u: list) -> V:
+        """H's and M's top quarters are (d, f) short at U_hi[k/2] (popped here, H's first: it was
+        pushed last): c + d_H -/+ d_M joins the Hbar chain as one signed addend; returns its
+        sign byte, which the chain carries on."""
         p, t = self.p, self.t
-        p.comment("M's top quarter is (d_M, f_M) short: c -/+ (d_M, f_M) joins the Hbar chain")
-        f_m, d_m = p.v("fM"), p.v("dM")
-        p.pop(f_m)
-        p.pop(d_m)
         s = self.carry["ch"]
-        if t is None:
-            p.sub(s, d_m, comment="s = c - d_M")
-        else:
-            emit_cond_negate(p, [d_m], t)  # -d_M when M is subtracted
-            p.add(s, d_m, comment="s = c -/+ d_M")
+        if self.h_deferred:
+            p.comment("H's top quarter is (d_H, f_H) short: + d_H")
+            self.d_h = p.v("dH")
+            p.pop(p.v("fH"))
+            p.pop(self.d_h)
+            p.add(s, self.d_h, comment="s = c + d_H")
+        if self.m_deferred:
+            p.comment("M's top quarter is (d_M, f_M) short: -/+ d_M")
+            d_m = p.v("dM")
+            p.pop(p.v("fM"))
+            p.pop(d_m)
+            if t is None:
+                p.sub(s, d_m, comment="s -= d_M")
+            else:
+                emit_cond_negate(p, [d_m], t)  # -d_M when M is subtracted
+                p.add(s, d_m, comment="s += -/+ d_M")
+        if self.h_deferred:
+            p.push(self.d_h, comment="d_H again, for the top bytes (no register to spare)")
         ext = p.v("sign")
         self.sign_byte(ext, s, "its sign byte")
         p.add(u[0], s)
@@ -262,5 +281,13 @@ class LevelCombine:
             self.sign_byte(f, d, "f = sign of d (d is -2..4)")
         if defer:
             emit_top_deferred(p, d, f, 28, 0)
-        else:
+        elif self.d_h is None:
             emit_ripple_mem(p, "Y", k, f, first_src=d, name="H_hi")
+        else:  # from byte k/2 on, f's sign extension and d_H are added as one signed value
+            e, g = p.v("e"), p.v("g")
+            p.pop(e)
+            p.add(e, f, comment="e = d_H + (f: -1 or 0)")
+            self.sign_byte(g, e, "its sign byte")
+            emit_ripple_mem(p, "Y", k // 2, f, first_src=d, name="H_hi")
+            emit_ripple_mem(p, "Y", k - k // 2, g, first_src=e, carry_in=True, name="H_hi",
+                            first=k // 2)
