@@ -11,7 +11,7 @@ Internal convention: a subroutine takes r in r25:r24, a in r23:r22, b in r21:r20
 them) and may clobber every register.  The top level reserves one stack frame for the whole call
 chain; each routine finds its part at a fixed origin above its SP (see build):
 
-    r, a, b (6)    H's (d, f) (2, the top level)    |A_l - A_h| (k), |B_l - B_h| (k),
+    r, a, b (6)    L's and H's (d, f) (4, the top level)    |A_l - A_h| (k), |B_l - B_h| (k),
     t (1, multiplication)    M (2k)
 
 and runs, for k = n/2:  L = call(r, a, b);  H = call(r+2k, a+k, b+k);  the absolute differences
@@ -51,7 +51,8 @@ LEAF_MAX = 32  # fixed-size routines exist up to 32 bytes (256 bits)
 POOL = [*range(2, 24)]  # r24:r25 and r0:r1 hold parked pointers in the memory passes
 ABSDIFF_POOL = [*range(26)]  # no pointer is parked while the differences are formed
 FRAME_PTRS = 6
-H_TOP = FRAME_PTRS  # the top level's H child's (d, f), kept there until the combination
+# The top level keeps its L and H children's (d, f) here, after the pointers, until M returns.
+CHILD_TOPS = {"l_top": FRAME_PTRS, "h_top": FRAME_PTRS + 2}
 
 
 def is_large(n: int) -> bool:
@@ -86,6 +87,15 @@ def _frame_pair(p: Program, slot: int, store: bool, comment: str) -> None:
             p.ldd(reg, Mem("Z", disp=q), comment=comment if not q else "")
 
 
+def _after_child(p: Program, child_top: int, slot: int | None, name: str) -> None:
+    """After the L or H call: the child's deferred (d, f) wait in their frame slot (the top level
+    folds them into its combination) or are rippled into its top bytes now."""
+    if slot is not None:
+        _frame_pair(p, slot, store=True, comment=f"{name}'s (d, f) wait for the combination")
+    else:
+        _ripple_child_top(p, child_top)
+
+
 def _ripple_child_top(p: Program, nbytes: int) -> None:
     """Finish a child's top bytes it left (sqr_base.emit_top_deferred): Z points at them,
     (d, f) in r24:r25."""
@@ -98,12 +108,12 @@ def _ripple_child_top(p: Program, nbytes: int) -> None:
 # --- the routine -----------------------------------------------------------------------------------
 
 
-def _layout(n: int, op: str, h_top: bool = False) -> dict[str, int]:
-    """Frame offsets (from SP + 1) of a memory level for n bytes; h_top: with two bytes for its H
-    child's (d, f) after the pointers."""
+def _layout(n: int, op: str, child_tops: bool = False) -> dict[str, int]:
+    """Frame offsets (from SP + 1) of a memory level for n bytes; child_tops: with two bytes each
+    for its L and H children's (d, f) after the pointers."""
     k = n // 2
-    da = FRAME_PTRS + 2 * h_top
-    lay = {"da": da} | ({"h_top": H_TOP} if h_top else {})
+    da = FRAME_PTRS + 4 * child_tops
+    lay = {"da": da} | (CHILD_TOPS if child_tops else {})
     if op == "mul":
         lay["db"] = da + k
         lay["t"] = da + 2 * k
@@ -125,11 +135,11 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     frames of the whole call chain, see build) on entry and releases them on return, and is the
     only level that finishes its own top bytes (a level below it leaves them to its caller,
     sqr_base.emit_top_deferred).  child_top: the child does that: this level ripples the
-    child's top bytes after L, and folds M's into its combination, and H's too at the top level
-    (a level whose own top bytes are deferred would have to ripple them there)."""
+    child's top bytes after L and H and folds M's into its combination; the top level folds L's
+    and H's too (a level whose own top bytes are deferred would have to ripple H's there)."""
     k = n // 2
-    h_fold = bool(alloc and child_top)
-    lay = {name: origin + off for name, off in _layout(n, op, h_fold).items()}
+    fold = bool(alloc and child_top)
+    lay = {name: origin + off for name, off in _layout(n, op, fold).items()}
     mul = op == "mul"
     own = lay["size"] - origin
     below = f", under it {alloc - own} bytes for the routines it calls" if alloc else ""
@@ -142,7 +152,7 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
                   [("r", 24), ("a", 22)] + ([("b", 20)] if mul else []))
     p.comment(f"=== L = A_l {'* B_l' if mul else '^2'} ({8 * k} bits) ===")
     _call(p, child, far)
-    _ripple_child_top(p, child_top)
+    _after_child(p, child_top, lay.get("l_top"), "L")
     p.comment(f"=== H = A_h {'* B_h' if mul else '^2'} ===")
     shift = frame_reader(p, 30, origin)
     _ptr_to(p, 24, 1 + shift + ARG_SLOT["r"], 2 * k)
@@ -150,10 +160,7 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     if mul:
         _ptr_to(p, 20, 1 + shift + ARG_SLOT["b"], k)
     _call(p, child, far)
-    if h_fold:
-        _frame_pair(p, lay["h_top"], store=True, comment="H's (d, f) wait for the combination")
-    else:
-        _ripple_child_top(p, child_top)
+    _after_child(p, child_top, lay.get("h_top"), "H")
     vp = VProgram()
     set_pointers(vp, origin=origin, X=Loc("a"), Y=Loc("a", k), Z=Loc("frame", lay["da"]))
     mask = emit_sub_absdiff(vp, k, "A")
@@ -174,11 +181,12 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     if child_top:
         p.push(24, comment="M's (d, f), for the combination")
         p.push(25)
-        if h_fold:
-            _frame_pair(p, lay["h_top"] + 2, store=False, comment="H's (d, f), pushed after M's")
+        for q, child_name in enumerate(("H", "L") if fold else ()):
+            slot = lay[f"{child_name.lower()}_top"] + 2 * (q + 1)
+            _frame_pair(p, slot, store=False, comment=f"{child_name}'s (d, f), pushed after M's")
             p.push(24)
             p.push(25)
-        pushed = 2 + 2 * h_fold  # SP has moved down: the frame is further above it
+        pushed = 2 + 4 * fold  # SP has moved down: the frame is further above it
         origin += pushed
         lay = {name: off + pushed for name, off in lay.items()}
     shift = frame_reader(p, 30, origin)
@@ -189,7 +197,7 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     for lo, off in ((28, k), (30, 2 * k)):  # Y = r + k, Z = r + 2k: from r, not reloaded
         p.movw(lo, 24)
         add_const(p, lo, off)
-    _run(p, level_combine(k, mul, m_deferred=bool(child_top), h_deferred=h_fold,
+    _run(p, level_combine(k, mul, m_deferred=bool(child_top), h_deferred=fold, l_deferred=fold,
                           defer=not alloc))
     if alloc:
         p.phase("release the frames")
@@ -249,7 +257,7 @@ def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool,
     origins, below = [0] * levels, kern.caller_frame
     for i in reversed(range(levels)):
         origins[i] = ret_bytes * i + below
-        below += _layout(n >> i, op, h_top=i == 0 and child_tops[0] > 0)["size"]
+        below += _layout(n >> i, op, child_tops=i == 0 and child_tops[0] > 0)["size"]
     p = Program()
     label = {m: f"kl_{op}{8 * m}" for m in (n >> i for i in range(levels + 1))}
     _call(p, label[n], far)
@@ -349,5 +357,5 @@ def stack_estimate(op: str, n: int, levels: int | None = None, ret_bytes: int = 
     if not options:  # runs on zero-padded copies (see karatsuba_mul_any): a rough upper bound
         return 8 * n + LEAF_STACK
     levels = max(options) if levels is None else levels
-    frames = sum(_layout(n >> i, op, h_top=i == 0)["size"] for i in range(levels))
+    frames = sum(_layout(n >> i, op, child_tops=i == 0)["size"] for i in range(levels))
     return frames + ret_bytes * (levels + 1) + LEAF_STACK

@@ -48,7 +48,7 @@ def emit_sub_absdiff(p: VProgram, k: int, name: str) -> object:
 
 
 def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
-                  m_deferred: bool = False, h_deferred: bool = False,
+                  m_deferred: bool = False, h_deferred: bool = False, l_deferred: bool = False,
                   defer: bool = False) -> VProgram:
     """A memory level's combination with Hbar = H + L_1 fused in (no separate Hbar pass): R holds
     L at R[0..2k) and H at R[2k..4k), the frame M (2k bytes).  Two passes over k bytes, in chunks
@@ -68,13 +68,16 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
     adding zero, carries on to the top.  h_deferred: the same for H's top quarter
     (H_hi[k/2..k), its (d, f) pushed after M's): it is short at U_hi[k/2], where it joins the
     same signed addend, and at the top bytes' byte k/2, where the ripple of (d, f) switches to
-    (d_H + f, its sign byte).  defer: leave the top bytes to the caller
-    (sqr_base.emit_top_deferred; not with h_deferred).
+    (d_H + f, its sign byte).  l_deferred: the same for L's top quarter (L_1[k/2..k), its (d, f)
+    pushed after H's), read only as part of Hbar = H + L_1, which the combination adds twice: at
+    U_lo[k/2] (a fourth chain over U_lo's upper half, in chunks of w - 2 to leave it registers,
+    whose carry and sign byte join c at U_hi[0]) and at U_hi[k/2] (with H's and M's).  defer:
+    leave the top bytes to the caller (sqr_base.emit_top_deferred; not with h_deferred).
 
     On entry X points at M (signed: at t), Y at R+k, Z at R+2k and r25:r24 at R."""
     assert not (h_deferred and defer), "H's top quarter is folded into the top bytes"
     return LevelCombine(k, signed, w, 14 if signed else 16 if w_high is None else w_high,
-                        m_deferred, h_deferred).emit(defer)
+                        m_deferred, h_deferred, l_deferred).emit(defer)
 
 
 class LevelCombine:
@@ -82,15 +85,16 @@ class LevelCombine:
     registers between chunks (ROL saves, LSR restores)."""
 
     def __init__(self, k: int, signed: bool, w: int, w_high: int, m_deferred: bool,
-                 h_deferred: bool) -> None:
+                 h_deferred: bool, l_deferred: bool) -> None:
         self.k, self.w, self.w_high = k, w, w_high
-        self.m_deferred, self.h_deferred = m_deferred, h_deferred
+        self.m_deferred, self.h_deferred, self.l_deferred = m_deferred, h_deferred, l_deferred
+        self.f_l: V | None = None  # L's deferred sign byte, through U_lo's upper half
         self.d_h: V | None = None  # H's deferred d: in the high half, then again on the stack
         p = self.p = VProgram()
         self.zero = p.v("zero")
         p.clr(self.zero)
-        # Hbar's, U's addition's and M's carries.
-        self.carry = {name: p.v(name) for name in ("ch", "cu", "cm")}
+        # Hbar's, U's addition's and M's carries (and the chain adding L's deferred top).
+        self.carry = {name: p.v(name) for name in ("ch", "cu", "cm") + ("cl",) * l_deferred}
         for c in self.carry.values():
             p.clr(c)
         self.t = None
@@ -173,8 +177,12 @@ class LevelCombine:
         else:
             p.movw(0, 26, comment="park the M pointer in r1:r0")
         p.phase(f"low half: Hbar_lo = H_lo + L_1, U_lo = L_0 + Hbar_lo -/+ M_lo ({k} bytes)")
-        for j in range(0, k, w):
-            n = min(w, k - j)
+        if self.l_deferred:
+            starts = [*range(0, k // 2, w), *range(k // 2, k, w - 2)]
+        else:
+            starts = [*range(0, k, w)]
+        for j, end in zip(starts, starts[1:] + [k]):
+            n = end - j
             if near:
                 u = [p.v("L_0") for _ in range(n)]
                 for q, v in enumerate(u):
@@ -189,12 +197,28 @@ class LevelCombine:
             self.store(hp, hb, "Hbar_lo", j, h_at)
             self.chain("cu", u, hb, j == 0, False)
             self.m_chain(u, j, j == 0)
+            if self.l_deferred and j >= k // 2:
+                self.l_chain(u, j == k // 2)
             if not near:
                 p.movw(0, 26)
             self.store("Y", u, "U", j)
             p.adiw(28, n)
             if not near:
                 p.adiw(30, n)
+
+    def l_chain(self, u: list, first: bool) -> None:
+        """U_lo's upper half += L's deferred (d_L, f_L) (popped at the first chunk; d_L goes
+        back on the stack for U_hi[k/2])."""
+        p = self.p
+        if first:
+            p.comment("L's top quarter is (d_L, f_L) short: + (d_L, f_L) from U_lo[k/2] on")
+            self.f_l, d_l = p.v("fL"), p.v("dL")
+            p.pop(self.f_l)
+            p.pop(d_l)
+            self.chain("cl", u, lambda q: d_l if q == 0 else self.f_l, True, False)
+            p.push(d_l, comment="d_L again, for U_hi[k/2]")
+        else:
+            self.chain("cl", u, self.f_l, False, False)
 
     def high_half(self) -> V:
         """U_hi = Hbar_lo + H_hi + c -/+ M_hi (to R[2k..3k)), c the carry of Hbar_lo in its own
@@ -209,14 +233,20 @@ class LevelCombine:
         self.c_hbar = p.v("c")
         p.mov(self.c_hbar, self.carry["ch"], comment="Hbar_lo's carry, for U_hi and the top bytes")
         ext = self.zero
-        fold = self.m_deferred or self.h_deferred
+        if self.l_deferred:
+            s = self.carry["ch"]
+            p.add(s, self.carry["cl"], comment="c + the carry of L's chain over U_lo")
+            p.add(s, self.f_l, comment="+ f_L (-1 or 0): U_lo's overflow joins c at U_hi[0]")
+        fold = self.m_deferred or self.h_deferred or self.l_deferred
         starts = sorted(set(range(0, k, self.w_high)) | ({k // 2} if fold else set()))
         for j, end in zip(starts, starts[1:] + [k]):
             n = end - j
             u = self.load("Y", n, "Hbar_lo", j)
             self.chain("cu", u, self.lazy(self.hp, "H", k + j, self.h_at), False, False)
             if fold and j == k // 2:
-                ext = self.fold_deferred_tops(u)
+                ext = self.fold_deferred_tops(u, ext)
+            elif j == 0 and self.l_deferred:
+                ext = self.add_signed(u)
             else:
                 self.chain("ch", u, ext, False, False)
             self.m_chain(u, k + j, False)
@@ -226,12 +256,18 @@ class LevelCombine:
                 p.adiw(30, n)
         return ext
 
-    def fold_deferred_tops(self, u: list) -> V:
-        """H's and M's top quarters are (d, f) short at U_hi[k/2] (popped here, H's first: it was
-        pushed last): c + d_H -/+ d_M joins the Hbar chain as one signed addend; returns its
-        sign byte, which the chain carries on."""
+    def fold_deferred_tops(self, u: list, ext: V) -> V:
+        """L's, H's and M's top quarters are (d, f) short at U_hi[k/2] (popped here, L's first,
+        M's last): the chain's carry and pending sign byte ext + d_L + d_H -/+ d_M join the Hbar
+        chain as one signed addend; returns its sign byte, which the chain carries on."""
         p, t = self.p, self.t
         s = self.carry["ch"]
+        if ext is not self.zero:
+            p.add(s, ext, comment="the chain's pending sign (-1 or 0)")
+        if self.l_deferred:
+            d_l = p.v("dL")
+            p.pop(d_l)
+            p.add(s, d_l, comment="+ d_L")
         if self.h_deferred:
             p.comment("H's top quarter is (d_H, f_H) short: + d_H")
             self.d_h = p.v("dH")
@@ -250,6 +286,12 @@ class LevelCombine:
                 p.add(s, d_m, comment="s += -/+ d_M")
         if self.h_deferred:
             p.push(self.d_h, comment="d_H again, for the top bytes (no register to spare)")
+        return self.add_signed(u)
+
+    def add_signed(self, u: list) -> V:
+        """u += the small signed value in the Hbar chain's register, sign-extended; the carry is
+        parked there again; returns the sign byte, which the chain carries on."""
+        p, s = self.p, self.carry["ch"]
         ext = p.v("sign")
         self.sign_byte(ext, s, "its sign byte")
         p.add(u[0], s)
