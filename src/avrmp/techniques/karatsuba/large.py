@@ -11,8 +11,8 @@ Internal convention: a subroutine takes r in r25:r24, a in r23:r22, b in r21:r20
 them) and may clobber every register.  The top level reserves one stack frame for the whole call
 chain; each routine finds its part at a fixed origin above its SP (see build):
 
-    r, a, b (6)    L's and H's (d, f) (4, the top level)    |A_l - A_h| (k), |B_l - B_h| (k),
-    t (1, multiplication)    M (2k)
+    r, a, b (6)    deferred (d, f) of L (and at the top of H) (2 each, see _folded)
+    |A_l - A_h| (k)    |B_l - B_h| (k)    t (1, multiplication)    M (2k)
 
 and runs, for k = n/2:  L = call(r, a, b);  H = call(r+2k, a+k, b+k);  the absolute differences
 and t;  M = call(frame);  then the combination (level_combine), with Hbar = H + L_1 fused in:
@@ -51,8 +51,6 @@ LEAF_MAX = 32  # fixed-size routines exist up to 32 bytes (256 bits)
 POOL = [*range(2, 24)]  # r24:r25 and r0:r1 hold parked pointers in the memory passes
 ABSDIFF_POOL = [*range(26)]  # no pointer is parked while the differences are formed
 FRAME_PTRS = 6
-# The top level keeps its L and H children's (d, f) here, after the pointers, until M returns.
-CHILD_TOPS = {"l_top": FRAME_PTRS, "h_top": FRAME_PTRS + 2}
 
 
 def is_large(n: int) -> bool:
@@ -108,12 +106,19 @@ def _ripple_child_top(p: Program, nbytes: int) -> None:
 # --- the routine -----------------------------------------------------------------------------------
 
 
-def _layout(n: int, op: str, child_tops: bool = False) -> dict[str, int]:
-    """Frame offsets (from SP + 1) of a memory level for n bytes; child_tops: with two bytes each
-    for its L and H children's (d, f) after the pointers."""
+def _folded(top: bool, child_top: int) -> tuple[str, ...]:
+    """The children (besides M) whose deferred top bytes a level folds into its combination: L's
+    where its children defer theirs, and H's too at the top level (a level whose own top bytes
+    are deferred would have to ripple H's through them, which costs what the ripple does)."""
+    return (("L", "H") if top else ("L",)) if child_top else ()
+
+
+def _layout(n: int, op: str, folded: tuple[str, ...] = ()) -> dict[str, int]:
+    """Frame offsets (from SP + 1) of a memory level for n bytes; after the pointers, two bytes
+    for each folded child's (d, f) (l_top, h_top), kept there until M returns."""
     k = n // 2
-    da = FRAME_PTRS + 4 * child_tops
-    lay = {"da": da} | (CHILD_TOPS if child_tops else {})
+    da = FRAME_PTRS + 2 * len(folded)
+    lay = {"da": da} | {f"{c.lower()}_top": FRAME_PTRS + 2 * i for i, c in enumerate(folded)}
     if op == "mul":
         lay["db"] = da + k
         lay["t"] = da + 2 * k
@@ -135,11 +140,11 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     frames of the whole call chain, see build) on entry and releases them on return, and is the
     only level that finishes its own top bytes (a level below it leaves them to its caller,
     sqr_base.emit_top_deferred).  child_top: the child does that: this level ripples the
-    child's top bytes after L and H and folds M's into its combination; the top level folds L's
-    and H's too (a level whose own top bytes are deferred would have to ripple H's there)."""
+    child's top bytes after H (not at the top level, see _folded) and folds M's and L's into its
+    combination."""
     k = n // 2
-    fold = bool(alloc and child_top)
-    lay = {name: origin + off for name, off in _layout(n, op, fold).items()}
+    folded = _folded(bool(alloc), child_top)
+    lay = {name: origin + off for name, off in _layout(n, op, folded).items()}
     mul = op == "mul"
     own = lay["size"] - origin
     below = f", under it {alloc - own} bytes for the routines it calls" if alloc else ""
@@ -181,12 +186,12 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     if child_top:
         p.push(24, comment="M's (d, f), for the combination")
         p.push(25)
-        for q, child_name in enumerate(("H", "L") if fold else ()):
+        for q, child_name in enumerate(c for c in ("H", "L") if c in folded):  # L's last
             slot = lay[f"{child_name.lower()}_top"] + 2 * (q + 1)
             _frame_pair(p, slot, store=False, comment=f"{child_name}'s (d, f), pushed after M's")
             p.push(24)
             p.push(25)
-        pushed = 2 + 4 * fold  # SP has moved down: the frame is further above it
+        pushed = 2 + 2 * len(folded)  # SP has moved down: the frame is further above it
         origin += pushed
         lay = {name: off + pushed for name, off in lay.items()}
     shift = frame_reader(p, 30, origin)
@@ -197,8 +202,8 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     for lo, off in ((28, k), (30, 2 * k)):  # Y = r + k, Z = r + 2k: from r, not reloaded
         p.movw(lo, 24)
         add_const(p, lo, off)
-    _run(p, level_combine(k, mul, m_deferred=bool(child_top), h_deferred=fold, l_deferred=fold,
-                          defer=not alloc))
+    _run(p, level_combine(k, mul, m_deferred=bool(child_top), h_deferred="H" in folded,
+                          l_deferred="L" in folded, defer=not alloc))
     if alloc:
         p.phase("release the frames")
         move_sp(p, 28, alloc)
@@ -257,7 +262,7 @@ def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool,
     origins, below = [0] * levels, kern.caller_frame
     for i in reversed(range(levels)):
         origins[i] = ret_bytes * i + below
-        below += _layout(n >> i, op, child_tops=i == 0 and child_tops[0] > 0)["size"]
+        below += _layout(n >> i, op, _folded(i == 0, child_tops[i]))["size"]
     p = Program()
     label = {m: f"kl_{op}{8 * m}" for m in (n >> i for i in range(levels + 1))}
     _call(p, label[n], far)
@@ -357,5 +362,5 @@ def stack_estimate(op: str, n: int, levels: int | None = None, ret_bytes: int = 
     if not options:  # runs on zero-padded copies (see karatsuba_mul_any): a rough upper bound
         return 8 * n + LEAF_STACK
     levels = max(options) if levels is None else levels
-    frames = sum(_layout(n >> i, op, child_tops=i == 0)["size"] for i in range(levels))
+    frames = sum(_layout(n >> i, op, _folded(True, 1))["size"] for i in range(levels))
     return frames + ret_bytes * (levels + 1) + LEAF_STACK
