@@ -89,7 +89,6 @@ class LevelCombine:
         self.k, self.w, self.w_high = k, w, w_high
         self.m_deferred, self.h_deferred, self.l_deferred = m_deferred, h_deferred, l_deferred
         self.f_l: V | None = None  # L's deferred sign byte, through U_lo's upper half
-        self.d_h: V | None = None  # H's deferred d: in the high half, then again on the stack
         p = self.p = VProgram()
         self.zero = p.v("zero")
         p.clr(self.zero)
@@ -270,10 +269,10 @@ class LevelCombine:
             p.add(s, d_l, comment="+ d_L")
         if self.h_deferred:
             p.comment("H's top quarter is (d_H, f_H) short: + d_H")
-            self.d_h = p.v("dH")
+            d_h = p.v("dH")
             p.pop(p.v("fH"))
-            p.pop(self.d_h)
-            p.add(s, self.d_h, comment="s = c + d_H")
+            p.pop(d_h)
+            p.add(s, d_h, comment="+ d_H")
         if self.m_deferred:
             p.comment("M's top quarter is (d_M, f_M) short: -/+ d_M")
             d_m = p.v("dM")
@@ -285,7 +284,7 @@ class LevelCombine:
                 emit_cond_negate(p, [d_m], t)  # -d_M when M is subtracted
                 p.add(s, d_m, comment="s += -/+ d_M")
         if self.h_deferred:
-            p.push(self.d_h, comment="d_H again, for the top bytes (no register to spare)")
+            p.push(d_h, comment="d_H again, for the top bytes (no register to spare)")
         return self.add_signed(u)
 
     def add_signed(self, u: list) -> V:
@@ -323,7 +322,7 @@ class LevelCombine:
             self.sign_byte(f, d, "f = sign of d (d is -2..4)")
         if defer:
             emit_top_deferred(p, d, f, 28, 0)
-        elif self.d_h is None:
+        elif not self.h_deferred:
             emit_ripple_mem(p, "Y", k, f, first_src=d, name="H_hi")
         else:  # from byte k/2 on, f's sign extension and d_H are added as one signed value
             e, g = p.v("e"), p.v("g")
