@@ -34,8 +34,8 @@ def written_registers(op: str, args: list[str]) -> list[int]:
 
 
 def redundant_loads(asm: str) -> list[str]:
-    """LDDs of a byte (pointer + displacement) that some other register holds unchanged since it
-    was loaded from or stored to that byte."""
+    """LDDs of a byte (pointer + displacement) that a register holds unchanged since it was
+    loaded from or stored to that byte (another register, or the same one again)."""
     held: dict[tuple[str, int], int] = {}  # (pointer, displacement) -> register holding it
     found = []
 
@@ -59,12 +59,12 @@ def redundant_loads(asm: str) -> list[str]:
             if op == "std":  # another pointer may reach the same byte
                 held = {k: v for k, v in held.items() if k[0] == ptr}
             else:
-                if held.get(key, r) != r:
+                if key in held:
                     found.append(line.strip())
                 forget(r)
             held[key] = r
             continue
-        if op in ("st", "push"):
+        if op in ("st", "sts", "push"):
             held.clear()
         for reg in written_registers(op, args):
             forget(reg)

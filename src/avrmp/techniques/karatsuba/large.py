@@ -86,8 +86,8 @@ def _frame_pair(p: Program, slot: int, store: bool, comment: str) -> None:
 
 
 def _after_child(p: Program, child_top: int, slot: int | None, name: str) -> None:
-    """After the L or H call: the child's deferred (d, f) wait in their frame slot (the top level
-    folds them into its combination) or are rippled into its top bytes now."""
+    """After the L or H call: the child's deferred (d, f) wait in their frame slot (the level
+    folds them into its combination, see _folded) or are rippled into its top bytes now."""
     if slot is not None:
         _frame_pair(p, slot, store=True, comment=f"{name}'s (d, f) wait for the combination")
     else:
@@ -148,7 +148,10 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     mul = op == "mul"
     own = lay["size"] - origin
     below = f", under it {alloc - own} bytes for the routines it calls" if alloc else ""
-    p.phase(f"{8 * n}-bit Karatsuba level: frame of {own} bytes (pointers, differences, M){below}")
+    owners = " and ".join(f"{c}'s" for c in folded)
+    slots = f", {owners} deferred (d, f)" if folded else ""
+    p.phase(f"{8 * n}-bit Karatsuba level: frame of {own} bytes (pointers{slots}, differences, "
+            f"M){below}")
     if alloc:
         move_sp(p, 28, -alloc, sbiw=False)
     else:

@@ -53,8 +53,8 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
     """A memory level's combination with Hbar = H + L_1 fused in (no separate Hbar pass): R holds
     L at R[0..2k) and H at R[2k..4k), the frame M (2k bytes).  Two passes over k bytes, in chunks
     of w (low half) and w_high (the high half keeps fewer bytes live, so its chunks can be wider
-    and park the carries of the three chains (Hbar, U's addition, M) less often; by default 16,
-    14 when t takes a register), then the top bytes:
+    and park the carries of the chains (Hbar, U's addition, M) less often; by default 16, 14
+    when t takes a register), then the top bytes:
 
       low:  Hbar_lo = H_lo + L_1 (to R[2k..3k)),  U_lo = L_0 + Hbar_lo -/+ M_lo (to R[k..2k))
       high: U_hi = Hbar_lo + H_hi + c -/+ M_hi (to R[2k..3k)), c the carry of Hbar_lo, its own chain
@@ -69,7 +69,7 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
     (H_hi[k/2..k), its (d, f) pushed after M's): it is short at U_hi[k/2], where it joins the
     same signed addend, and at the top bytes' byte k/2, where the ripple of (d, f) switches to
     (d_H + f, its sign byte).  l_deferred: the same for L's top quarter (L_1[k/2..k), its (d, f)
-    pushed after H's), read only as part of Hbar = H + L_1, which the combination adds twice: at
+    pushed last), read only as part of Hbar = H + L_1, which the combination adds twice: at
     U_lo[k/2] (a fourth chain over U_lo's upper half, in chunks of w - 2 to leave it registers,
     whose carry and sign byte join c at U_hi[0]) and at U_hi[k/2] (with H's and M's).  defer:
     leave the top bytes to the caller (sqr_base.emit_top_deferred; not with h_deferred).
@@ -81,7 +81,7 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
 
 
 class LevelCombine:
-    """The passes of level_combine over one VProgram; the three chains' carries are parked in
+    """The passes of level_combine over one VProgram; the chains' carries are parked in
     registers between chunks (ROL saves, LSR restores)."""
 
     def __init__(self, k: int, signed: bool, w: int, w_high: int, m_deferred: bool,
@@ -221,8 +221,8 @@ class LevelCombine:
 
     def high_half(self) -> V:
         """U_hi = Hbar_lo + H_hi + c -/+ M_hi (to R[2k..3k)), c the carry of Hbar_lo in its own
-        chain; returns what that chain adds above its first byte (zero, or the sign byte of a
-        deferred M's top)."""
+        chain; returns what that chain adds above its last signed addend (zero, or the sign byte
+        of U_lo's overflow at U_hi[0] or of the folded tops at U_hi[k/2])."""
         p, k, near = self.p, self.k, self.near
         p.phase(f"high half: U_hi = Hbar_lo + H_hi + carry(Hbar_lo) -/+ M_hi ({k} bytes)")
         # Hbar_hi = H_hi + Hbar_lo's carry is never formed: that carry ripples through U_hi in
@@ -268,16 +268,10 @@ class LevelCombine:
             p.pop(d_l)
             p.add(s, d_l, comment="+ d_L")
         if self.h_deferred:
-            p.comment("H's top quarter is (d_H, f_H) short: + d_H")
-            d_h = p.v("dH")
-            p.pop(p.v("fH"))
-            p.pop(d_h)
+            d_h = self.pop_deferred("H", "+ d_H")
             p.add(s, d_h, comment="+ d_H")
         if self.m_deferred:
-            p.comment("M's top quarter is (d_M, f_M) short: -/+ d_M")
-            d_m = p.v("dM")
-            p.pop(p.v("fM"))
-            p.pop(d_m)
+            d_m = self.pop_deferred("M", "-/+ d_M")
             if t is None:
                 p.sub(s, d_m, comment="s -= d_M")
             else:
@@ -286,6 +280,16 @@ class LevelCombine:
         if self.h_deferred:
             p.push(d_h, comment="d_H again, for the top bytes (no register to spare)")
         return self.add_signed(u)
+
+    def pop_deferred(self, child: str, what: str) -> V:
+        """A child's deferred (d, f) from the stack (f popped first and dropped: d's sign is
+        taken again where d is added); returns d."""
+        p = self.p
+        p.comment(f"{child}'s top quarter is (d_{child}, f_{child}) short: {what}")
+        d = p.v(f"d{child}")
+        p.pop(p.v(f"f{child}"))
+        p.pop(d)
+        return d
 
     def add_signed(self, u: list) -> V:
         """u += the small signed value in the Hbar chain's register, sign-extended; the carry is
@@ -301,8 +305,8 @@ class LevelCombine:
         return ext
 
     def top(self, ext: V, defer: bool) -> None:
-        """R[3k..4k) = H_hi + (d, f), d = c + the chains' carries (and M's sign extension), or
-        (d, f) left to the caller."""
+        """R[3k..4k) = H_hi + (d, f), d = c + the chains' carries (and M's sign extension), from
+        byte k/2 on with d_H joined (h_deferred), or (d, f) left to the caller."""
         p, t, carry, k = self.p, self.t, self.carry, self.k
         p.phase(f"top bytes: H_hi + (d, f) ({k} bytes; Y has reached R+3k)")
         d, f = carry["cu"], p.v("f")
