@@ -11,31 +11,27 @@ import pytest
 
 from avrmp.routine.generate import generate
 from avrmp.spec import Spec
+from avrmp.target.avr.isa import POINTER_OF, Mem, instr_effects
 
-POINTER_OF = {26: "X", 27: "X", 28: "Y", 29: "Y", 30: "Z", 31: "Z"}
-LOW_OF = {"X": 26, "Y": 28, "Z": 30}
-NO_REGISTER_WRITTEN = {"out", "cli", "sei", "nop", "bst", "cp", "cpc", "cpi", "tst", "push", "st",
-                       "std"}
 CONTROL = re.compile(r"(br[a-z]{2}|rjmp|jmp|r?call|icall|ijmp|ret|reti)\b")
+MEMORY = re.compile(r"(-?)([XYZ])(\+?)(\d*)")
 
 
-def written_registers(op: str, args: list[str]) -> list[int]:
-    if op == "mul":
-        return [0, 1]
-    if op in ("movw", "adiw", "sbiw"):
-        return [int(args[0][1:]), int(args[0][1:]) + 1]
-    out = [] if op in NO_REGISTER_WRITTEN or not args or not args[0].startswith("r") \
-        else [int(args[0][1:])]
-    if op in ("ld", "st"):  # a pre-decrement or post-increment moves the pointer
-        ref = args[1] if op == "ld" else args[0]
-        if ref != ref.strip("+-"):
-            out.append(LOW_OF[ref.strip("+-")])
-    return out
+def operand(text: str) -> object:
+    """An operand as the instruction table takes it: a register number, a Mem or a number."""
+    if re.fullmatch(r"r\d+", text):
+        return int(text[1:])
+    m = MEMORY.fullmatch(text)
+    if m is None:
+        return int(text, 0)
+    pre, ptr, post, disp = m.groups()
+    return Mem(ptr, disp=int(disp)) if disp else Mem(ptr, "-" if pre else "+" if post else "")
 
 
 def redundant_loads(asm: str) -> list[str]:
     """LDDs of a byte (pointer + displacement) that a register holds unchanged since it was
-    loaded from or stored to that byte (another register, or the same one again)."""
+    loaded from or stored to that byte (another register, or the same one again).  What each
+    instruction writes comes from the instruction table (target/avr/isa.py)."""
     held: dict[tuple[str, int], int] = {}  # (pointer, displacement) -> register holding it
     found = []
 
@@ -51,22 +47,21 @@ def redundant_loads(asm: str) -> list[str]:
         if not code or code.startswith("."):  # a directive
             continue
         op, _, rest = code.partition(" ")
-        args = [a.strip() for a in rest.split(",")] if rest else []
+        operands = tuple(operand(a.strip()) for a in rest.split(",")) if rest else ()
         if op in ("std", "ldd"):
-            ref, reg = (args[0], args[1]) if op == "std" else (args[1], args[0])
-            ptr, disp = re.fullmatch(r"([YZ])\+(\d+)", ref).groups()
-            key, r = (ptr, int(disp)), int(reg[1:])
+            mem, reg = operands if op == "std" else operands[::-1]
+            key = (mem.ptr, mem.disp)
             if op == "std":  # another pointer may reach the same byte
-                held = {k: v for k, v in held.items() if k[0] == ptr}
+                held = {k: v for k, v in held.items() if k[0] == mem.ptr}
             else:
                 if key in held:
                     found.append(line.strip())
-                forget(r)
-            held[key] = r
+                forget(reg)
+            held[key] = reg
             continue
         if op in ("st", "sts", "push"):
             held.clear()
-        for reg in written_registers(op, args):
+        for reg in instr_effects(op, operands)[1]:
             forget(reg)
     return found
 

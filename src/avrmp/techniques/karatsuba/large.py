@@ -107,8 +107,9 @@ def _ripple_child_top(p: Program, nbytes: int) -> None:
 
 
 def _folded(top: bool, child_top: int) -> tuple[str, ...]:
-    """The children (besides M) whose deferred top bytes a level folds into its combination: L's
-    where its children defer theirs, and H's too at the top level (a level whose own top bytes
+    """The children (besides M) whose deferred top bytes a level folds into its combination, in
+    the order of their frame slots (their pushes run the other way): L's where its children
+    defer theirs, and H's too at the top level (a level whose own top bytes
     are deferred would have to ripple H's through them, which costs what the ripple does)."""
     return (("L", "H") if top else ("L",)) if child_top else ()
 
@@ -189,7 +190,8 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     if child_top:
         p.push(24, comment="M's (d, f), for the combination")
         p.push(25)
-        for q, child_name in enumerate(c for c in ("H", "L") if c in folded):  # L's last
+        # in reverse of _folded's order: L's last, so the combination pops it first
+        for q, child_name in enumerate(reversed(folded)):
             slot = lay[f"{child_name.lower()}_top"] + 2 * (q + 1)
             _frame_pair(p, slot, store=False, comment=f"{child_name}'s (d, f), pushed after M's")
             p.push(24)
