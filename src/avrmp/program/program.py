@@ -43,17 +43,20 @@ class Emitter:
         """A named phase of the algorithm, rendered as `; --- text ---`."""
         self.items.append(Comment(f"--- {text} ---"))
 
+    label_prefix = ""  # keeps this code's fresh labels apart from code it is joined with
+
     def new_label(self, hint: str) -> str:
         self.labels_made += 1
-        return f"{hint}{self.labels_made}"
+        return f"{self.label_prefix}{hint}{self.labels_made}"
 
 
 class Program(Emitter):
     """An instruction sequence under construction."""
 
-    def __init__(self) -> None:
+    def __init__(self, label_prefix: str = "") -> None:
         self.items: list[Item] = []
         self.last_carry_writer: Instr | None = None
+        self.label_prefix = label_prefix
         self.labels_made = 0
         self.label_names: set[str] = set()
 

@@ -135,7 +135,7 @@ def _run(p: Program, vp: VProgram, pool: list[int] = POOL) -> None:
 
 
 def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
-               alloc: int = 0, child_top: int = 0) -> None:
+               alloc: int = 0, child_top: int = 0, branched: bool = False) -> None:
     """The memory level for n bytes as a subroutine body (label already placed).  Its frame lies
     `origin` bytes above SP+1; alloc: this is the top level, which reserves that many bytes (the
     frames of the whole call chain, see build) on entry and releases them on return, and is the
@@ -208,7 +208,7 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
         p.movw(lo, 24)
         add_const(p, lo, off)
     _run(p, level_combine(k, mul, m_deferred=bool(child_top), h_deferred="H" in folded,
-                          l_deferred="L" in folded, defer=not alloc))
+                          l_deferred="L" in folded, defer=not alloc, branched=branched))
     if alloc:
         p.phase("release the frames")
         move_sp(p, 28, alloc)
@@ -254,12 +254,13 @@ def build(n: int, op: str, levels: int, variant: str, ret_bytes: int,
         lambda _, c: leaf_kernel(op, leaf, variant, ret_bytes * levels, choices=c),
         cost=lambda _: 0)
     far = choices.decide(
-        "far", lambda: _emit_levels(n, op, levels, kern, True, ret_bytes).body.size > 3800)
-    return _emit_levels(n, op, levels, kern, far, ret_bytes)
+        "far", lambda: _emit_levels(n, op, levels, kern, True, ret_bytes,
+                                    variant == "branched").body.size > 3800)
+    return _emit_levels(n, op, levels, kern, far, ret_bytes, variant == "branched")
 
 
 def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool,
-                 ret_bytes: int) -> Kernel:
+                 ret_bytes: int, branched: bool) -> Kernel:
     """The routine: a call of the top level, then each level's subroutine and the leaf's."""
     leaf = n >> levels
     child_tops = [(n >> (i + 1)) // 2 for i in range(levels - 1)]
@@ -268,7 +269,7 @@ def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool,
     for i in reversed(range(levels)):
         origins[i] = ret_bytes * i + below
         below += _layout(n >> i, op, _folded(i == 0, child_tops[i]))["size"]
-    p = Program()
+    p = Program(label_prefix="kl_")  # the levels' signed arms, apart from the leaf's
     label = {m: f"kl_{op}{8 * m}" for m in (n >> i for i in range(levels + 1))}
     _call(p, label[n], far)
     (p.jmp if far else p.rjmp)("kl_done")
@@ -276,7 +277,7 @@ def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool,
         m = n >> i
         p.label(label[m])
         emit_level(p, m, op, label[m // 2], far, origins[i], alloc=below if i == 0 else 0,
-                   child_top=child_tops[i])
+                   child_top=child_tops[i], branched=branched)
     p.label(label[leaf])
     p.comment(f"=== leaf: {8 * leaf}-bit fixed-size Karatsuba {op} ===")
     move_arguments(p, kern.args)

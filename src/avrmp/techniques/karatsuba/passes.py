@@ -4,6 +4,8 @@ products with Hbar = H + L_1 fused in (level_combine)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from ...blocks.arith import emit_cond_negate, emit_ripple_mem
 from ...regalloc.vprogram import V, VProgram
 from ...target.avr.isa import Mem
@@ -49,7 +51,7 @@ def emit_sub_absdiff(p: VProgram, k: int, name: str) -> object:
 
 def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
                   m_deferred: bool = False, h_deferred: bool = False, l_deferred: bool = False,
-                  defer: bool = False) -> VProgram:
+                  defer: bool = False, branched: bool = False) -> VProgram:
     """A memory level's combination with Hbar = H + L_1 fused in (no separate Hbar pass): R holds
     L at R[0..2k) and H at R[2k..4k), the frame M (2k bytes).  Two passes over k bytes, in chunks
     of w (low half) and w_high (the high half keeps fewer bytes live, so its chunks can be wider
@@ -61,7 +63,9 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
       top:  R[3k..4k) = H_hi + (d, f), d = c + the chains' carries (and M's sign extension)
 
     Squaring always subtracts M.  signed (multiplication): the byte t before M says how (0xFF: add;
-    M's chain adds (M xor ~t) + (~t & 1), an EOR per byte of M, which leaves the carry alone).
+    M's chain adds (M xor ~t) + (~t & 1), an EOR per byte of M, which leaves the carry alone;
+    branched: t goes to the T flag and each half runs as a signed arm, whose subtracting copy
+    takes SUB/SBC for M's ADD/ADC: no EOR, and no register for t).
     m_deferred: M's top quarter (M_hi[k/2..k)) has not been rippled; the (d, f) that M's routine
     returned are on the stack (d pushed first).  M is then larger by that signed value at
     U_hi[k/2]: folded with c into one signed addend whose sign byte the Hbar chain, otherwise
@@ -76,8 +80,10 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
 
     On entry X points at M (signed: at t), Y at R+k, Z at R+2k and r25:r24 at R."""
     assert not (h_deferred and defer), "H's top quarter is folded into the top bytes"
-    return LevelCombine(k, signed, w, 14 if signed else 16 if w_high is None else w_high,
-                        m_deferred, h_deferred, l_deferred).emit(defer)
+    assert signed or not branched, "squaring always subtracts M"
+    w_high = 14 if signed and not branched else 16 if w_high is None else w_high
+    return LevelCombine(k, signed, w, w_high, m_deferred, h_deferred, l_deferred,
+                        branched).emit(defer)
 
 
 class LevelCombine:
@@ -85,7 +91,7 @@ class LevelCombine:
     registers between chunks (ROL saves, LSR restores)."""
 
     def __init__(self, k: int, signed: bool, w: int, w_high: int, m_deferred: bool,
-                 h_deferred: bool, l_deferred: bool) -> None:
+                 h_deferred: bool, l_deferred: bool, branched: bool = False) -> None:
         self.k, self.w, self.w_high = k, w, w_high
         self.m_deferred, self.h_deferred, self.l_deferred = m_deferred, h_deferred, l_deferred
         self.f_l: V | None = None  # L's deferred sign byte, through U_lo's upper half
@@ -96,43 +102,94 @@ class LevelCombine:
         self.carry = {name: p.v(name) for name in ("ch", "cu", "cm") + ("cl",) * l_deferred}
         for c in self.carry.values():
             p.clr(c)
-        self.t = None
-        if signed:
+        self.in_c: str | None = None  # the chain whose carry C holds, not parked
+        self.t, self.arm = None, branched
+        if branched:
+            t = p.v("t")
+            p.ld(t, Mem("X", "+"), comment="t")
+            p.bst(t, 0, comment="T = t: add M")
+        elif signed:
             self.t = p.v("t")
             p.ld(self.t, Mem("X", "+"), comment="t")
             p.com(self.t, comment="t = 0xFF now means: subtract M")
-        # With k + w <= 64, Y reaches both L_1 (or Hbar_lo) and H at Y+k: Z streams L_0 and X
-        # stays on M.  Otherwise Z walks H and X is time-shared between L_0 and M (pointers
-        # parked in r25:r24 and r1:r0).
+        # With k + w <= 64, Y reaches both L_1 (or Hbar_lo) and H, k bytes further: Z streams
+        # L_0 and X stays on M.  Otherwise Z addresses H and X is time-shared between L_0 and M
+        # (pointers parked in r25:r24 and r1:r0).
         self.near = k + w <= 64
-        self.hp, self.h_at = ("Y", k) if self.near else ("Z", 0)
+        self.hp = "Y" if self.near else "Z"
+        # Y and Z address R by displacement and move only when a chunk's bytes lie beyond it
+        # (ADIW changes C, so between chunks, where the carries are parked): the byte of R each
+        # points at.
+        self.pos = {"Y": k, "Z": 2 * k}
 
     def emit(self, defer: bool) -> VProgram:
+        """Branched, each half is a signed arm (the high half's with the top bytes' (d, f))."""
+        p = self.p
+        if self.arm:
+            p.arm_begin()
         self.low_half()
-        ext = self.high_half()
-        self.top(ext, defer)
-        return self.p
+        if self.arm:
+            p.arm_end()
+            p.arm_begin()
+        d, f = self.top_carry(self.high_half())
+        if self.arm:
+            p.arm_end()
+        self.reach("Y", 3 * self.k, 3 * self.k + 1, exact=True)
+        self.top(d, f, defer)
+        return p
 
-    def chain(self, name: str, dst: list, src, first: bool, last: bool, op: str = "add") -> None:
+    def reach(self, ptr: str, lo: int, hi: int, exact: bool = False) -> None:
+        """Move Y or Z forward so that R[lo..hi) lies within its displacement (exact: to R+lo)."""
+        pos = self.pos[ptr]
+        assert hi - lo <= 64 and lo >= pos, (ptr, lo, hi, pos)
+        if (exact and pos != lo) or hi - 1 - pos > 63:
+            self.park()  # ADIW changes C
+            add_const(self.p, 28 if ptr == "Y" else 30, lo - pos)
+            self.pos[ptr] = lo
+
+    def at(self, ptr: str, rel: int) -> int:
+        """The displacement from Y or Z of R[rel]."""
+        return rel - self.pos[ptr]
+
+    def chain(self, name: str, dst: list, src, first: bool, last: bool, op: str = "add",
+              signed: bool = False, keep: bool = False) -> None:
         """dst += src (or -= with op "sub"; op "adc" adds with the carry already set; src a list,
         a function of the byte's index that loads it just before it is needed, or one register
-        for every byte), the carry restored before (unless this is the chain's first chunk) and
-        parked after (unless its last)."""
+        for every byte), the carry restored before (unless this is the chain's first chunk, or
+        C still holds it) and parked after (unless its last, or keep: left in C for the chain's
+        next chunk, which starts the next chunk of bytes).  signed: the additions subtract in a
+        signed arm's subtracting copy."""
         p = self.p
-        if not first:
-            p.lsr(self.carry[name], comment=f"C = {name}")
+        if self.in_c == name:
+            self.in_c = None
+        else:
+            self.park()
+            if not first:
+                p.lsr(self.carry[name], comment=f"C = {name}")
         for q, x in enumerate(dst):
             y = src[q] if isinstance(src, list) else src(q) if callable(src) else src
-            p.emit(op if first and q == 0 else {"add": "adc", "sub": "sbc", "adc": "adc"}[op],
-                   x, y)
-        if not last:
+            mnemonic = op if first and q == 0 else {"add": "adc", "sub": "sbc", "adc": "adc"}[op]
+            if signed:
+                p.signed(mnemonic, x, y)
+            else:
+                p.emit(mnemonic, x, y)
+        if keep:
+            self.in_c = name
+        elif not last:
             p.rol(self.carry[name], comment=f"park {name}")
 
-    def m_chain(self, u: list, j: int, first: bool) -> None:
+    def park(self) -> None:
+        """Park the carry a chain left in C (before anything that changes C)."""
+        if self.in_c:
+            self.p.rol(self.carry[self.in_c], comment=f"park {self.in_c}")
+            self.in_c = None
+
+    def m_chain(self, u: list, j: int, first: bool, keep: bool = False) -> None:
         """U -/+= M's bytes j.. (through X)."""
         p, t = self.p, self.t
         if t is None:
-            self.chain("cm", u, self.lazy("X", "M", j), first, False, "sub")
+            self.chain("cm", u, self.lazy("X", "M", j), first, False,
+                       *(("add", True) if self.arm else ("sub", False)), keep=keep)
             return
 
         def m_byte(q: int):
@@ -141,8 +198,9 @@ class LevelCombine:
             return v
 
         if first:
+            self.park()
             p.cp(self.zero, t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
-        self.chain("cm", u, m_byte, first, False, "adc")
+        self.chain("cm", u, m_byte, first, False, "adc", keep=keep)
 
     def sign_byte(self, dst, src, comment: str) -> None:
         """dst = 0xFF if src (a small signed value) is negative, else 0."""
@@ -170,8 +228,8 @@ class LevelCombine:
 
     def low_half(self) -> None:
         """Hbar_lo = H_lo + L_1 (to R[2k..3k)), U_lo = L_0 + Hbar_lo -/+ M_lo (to R[k..2k))."""
-        p, k, w, near, hp, h_at = self.p, self.k, self.w, self.near, self.hp, self.h_at
-        if near:
+        p, k, w = self.p, self.k, self.w
+        if self.near:
             p.movw(30, 24, comment="Z -> L_0")
         else:
             p.movw(0, 26, comment="park the M pointer in r1:r0")
@@ -181,31 +239,52 @@ class LevelCombine:
         else:
             starts = [*range(0, k, w)]
         for j, end in zip(starts, starts[1:] + [k]):
-            n = end - j
-            if near:
-                u = [p.v("L_0") for _ in range(n)]
-                for q, v in enumerate(u):
-                    p.ld(v, Mem("Z", "+"), comment=f"L_0[{j + q}]")
-            else:
-                p.movw(26, 24, comment="X -> L_0")
-                u = self.load("X", n, "L_0", j)
-                p.movw(24, 26)
-                p.movw(26, 0, comment="X -> M")
-            hb = self.load(hp, n, "H", j, h_at)
-            self.chain("ch", hb, self.lazy("Y", "L_1", j), j == 0, False)
-            self.store(hp, hb, "Hbar_lo", j, h_at)
-            self.chain("cu", u, hb, j == 0, False)
-            self.m_chain(u, j, j == 0)
-            if self.l_deferred and j >= k // 2:
-                self.l_chain(u, j == k // 2)
-            if not near:
-                p.movw(0, 26)
-            self.store("Y", u, "U", j)
-            p.adiw(28, n)
-            if not near:
-                p.adiw(30, n)
+            self.low_chunk(j, end)
 
-    def l_chain(self, u: list, first: bool) -> None:
+    def low_chunk(self, j: int, end: int) -> None:
+        """U_lo's bytes j..end: L_0 loaded, Hbar's chunk formed and stored, U's chains."""
+        p, k, n, near, hp = self.p, self.k, end - j, self.near, self.hp
+        if near:
+            u = [p.v("L_0") for _ in range(n)]
+            for q, v in enumerate(u):
+                p.ld(v, Mem("Z", "+"), comment=f"L_0[{j + q}]")
+        else:
+            p.movw(26, 24, comment="X -> L_0")
+            u = self.load("X", n, "L_0", j)
+            p.movw(24, 26)
+            p.movw(26, 0, comment="X -> M")
+        self.reach("Y", k + j, (2 * k if near else k) + j + n)
+        if not near:
+            self.reach("Z", 2 * k + j, 2 * k + j + n)
+        hb = self.load(hp, n, "H", j, self.at(hp, 2 * k + j))
+        ops = {"ch": partial(self.hbar_chain, hb, j),
+               "cu": partial(self.chain, "cu", u, hb, j == 0, False),
+               "cm": partial(self.m_chain, u, j, j == 0)}
+        if self.l_deferred and j >= k // 2:
+            ops["cl"] = partial(self.l_chain, u, j == k // 2)
+        self.run_chains(ops, end < k, leaders=("cm", "cl"))  # U += Hbar needs Hbar first
+        if not near:
+            p.movw(0, 26)
+        self.store("Y", u, "U", j, self.at("Y", k + j))
+
+    def hbar_chain(self, hb: list, j: int, keep: bool = False) -> None:
+        """Hbar_lo's bytes j..: H's (in hb) += L_1's, stored over H_lo."""
+        k = self.k
+        self.chain("ch", hb, self.lazy("Y", "L_1", j, self.at("Y", k + j)), j == 0, False,
+                   keep=keep)
+        self.store(self.hp, hb, "Hbar_lo", j, self.at(self.hp, 2 * k + j))
+
+    def run_chains(self, ops: dict, more: bool, leaders: tuple = ("cu", "cm", "cl")) -> None:
+        """A chunk's chains (name -> emitter taking keep), in their order but first the one whose
+        carry C still holds, if it may lead (`leaders`: it needs nothing the others make first);
+        the last keeps its carry in C when another chunk follows and it may lead there (an order
+        that ends with such a chain lets the next chunk start with it)."""
+        order = [self.in_c] if self.in_c in ops and self.in_c in leaders else []
+        order += [name for name in ops if name not in order]
+        for i, name in enumerate(order):
+            ops[name](keep=more and i == len(order) - 1 and name in leaders)
+
+    def l_chain(self, u: list, first: bool, keep: bool = False) -> None:
         """U_lo's upper half += L's deferred (d_L, f_L) (popped at the first chunk; d_L goes
         back on the stack for U_hi[k/2])."""
         p = self.p
@@ -214,10 +293,10 @@ class LevelCombine:
             self.f_l, d_l = p.v("fL"), p.v("dL")
             p.pop(self.f_l)
             p.pop(d_l)
-            self.chain("cl", u, lambda q: d_l if q == 0 else self.f_l, True, False)
             p.push(d_l, comment="d_L again, for U_hi[k/2]")
+            self.chain("cl", u, lambda q: d_l if q == 0 else self.f_l, True, False, keep=keep)
         else:
-            self.chain("cl", u, self.f_l, False, False)
+            self.chain("cl", u, self.f_l, False, False, keep=keep)
 
     def high_half(self) -> V:
         """U_hi = Hbar_lo + H_hi + c -/+ M_hi (to R[2k..3k)), c the carry of Hbar_lo in its own
@@ -228,7 +307,7 @@ class LevelCombine:
         # Hbar_hi = H_hi + Hbar_lo's carry is never formed: that carry ripples through U_hi in
         # its own chain and joins (d, f) for the top bytes, so H_hi stays in place.
         if not near:
-            p.movw(26, 0, comment="X -> M (no longer shared); Y is at R+2k, Z at R+3k")
+            p.movw(26, 0, comment="X -> M (no longer shared)")
         self.c_hbar = p.v("c")
         p.mov(self.c_hbar, self.carry["ch"], comment="Hbar_lo's carry, for U_hi and the top bytes")
         ext = self.zero
@@ -239,21 +318,36 @@ class LevelCombine:
         fold = self.m_deferred or self.h_deferred or self.l_deferred
         starts = sorted(set(range(0, k, self.w_high)) | ({k // 2} if fold else set()))
         for j, end in zip(starts, starts[1:] + [k]):
-            n = end - j
-            u = self.load("Y", n, "Hbar_lo", j)
-            self.chain("cu", u, self.lazy(self.hp, "H", k + j, self.h_at), False, False)
-            if fold and j == k // 2:
-                ext = self.fold_deferred_tops(u, ext)
-            elif j == 0 and self.l_deferred:
-                ext = self.add_signed(u)
-            else:
-                self.chain("ch", u, ext, False, False)
-            self.m_chain(u, k + j, False)
-            self.store("Y", u, "U", k + j)
-            p.adiw(28, n)
-            if not near and j + n < k:
-                p.adiw(30, n)
+            ext = self.high_chunk(j, end, ext, fold)
         return ext
+
+    def high_chunk(self, j: int, end: int, ext: V, fold: bool) -> V:
+        """U_hi's bytes j..end: Hbar_lo += H_hi, the Hbar chain's carry (or at U_hi[0] or
+        U_hi[k/2] a signed addend), -/+ M_hi; returns what the Hbar chain adds from here on."""
+        k, n, near = self.k, end - j, self.near
+        self.reach("Y", 2 * k + j, (3 * k if near else 2 * k) + j + n)
+        if not near:
+            self.reach("Z", 3 * k + j, 3 * k + j + n)
+        u = self.load("Y", n, "Hbar_lo", j, self.at("Y", 2 * k + j))
+        h_hi = self.lazy(self.hp, "H", k + j, self.at(self.hp, 3 * k + j))
+        pending = [ext]
+
+        def middle(keep: bool) -> None:
+            if fold and j == k // 2:
+                pending[0] = self.fold_deferred_tops(u, ext)
+            elif j == 0 and self.l_deferred:
+                pending[0] = self.add_signed(u)
+            else:
+                self.chain("ch", u, ext, False, False, keep=keep)
+
+        # The chains are independent here; the middle one stays in the middle, so either end
+        # can go first in the next chunk.
+        ends = {"cu": partial(self.chain, "cu", u, h_hi, False, False),
+                "cm": partial(self.m_chain, u, k + j, False)}
+        first, last = ("cm", "cu") if self.in_c == "cm" else ("cu", "cm")
+        self.run_chains({first: ends[first], "ch": middle, last: ends[last]}, end < k)
+        self.store("Y", u, "U", k + j, self.at("Y", 2 * k + j))
+        return pending[0]
 
     def fold_deferred_tops(self, u: list, ext: V) -> V:
         """L's, H's and M's top quarters are (d, f) short at U_hi[k/2] (popped here, L's first,
@@ -261,6 +355,7 @@ class LevelCombine:
         chain as one signed addend; returns its sign byte, which the chain carries on."""
         p, t = self.p, self.t
         s = self.carry["ch"]
+        self.park()
         if ext is not self.zero:
             p.add(s, ext, comment="the chain's pending sign (-1 or 0)")
         if self.l_deferred:
@@ -272,7 +367,9 @@ class LevelCombine:
             p.add(s, d_h, comment="+ d_H")
         if self.m_deferred:
             d_m = self.pop_deferred("M", "-/+ d_M")
-            if t is None:
+            if self.arm:
+                p.signed("add", s, d_m, comment="s += d_M (-= in the subtracting copy)")
+            elif t is None:
                 p.sub(s, d_m, comment="s -= d_M")
             else:
                 emit_cond_negate(p, [d_m], t)  # -d_M when M is subtracted
@@ -295,6 +392,7 @@ class LevelCombine:
         """u += the small signed value in the Hbar chain's register, sign-extended; the carry is
         parked there again; returns the sign byte, which the chain carries on."""
         p, s = self.p, self.carry["ch"]
+        self.park()
         ext = p.v("sign")
         self.sign_byte(ext, s, "its sign byte")
         p.add(u[0], s)
@@ -304,19 +402,24 @@ class LevelCombine:
         p.rol(s, comment="park ch")
         return ext
 
-    def top(self, ext: V, defer: bool) -> None:
-        """R[3k..4k) = H_hi + (d, f), d = c + the chains' carries (and M's sign extension), from
-        byte k/2 on with d_H joined (h_deferred), or (d, f) left to the caller."""
-        p, t, carry, k = self.p, self.t, self.carry, self.k
-        p.phase(f"top bytes: H_hi + (d, f) ({k} bytes; Y has reached R+3k)")
+    def top_carry(self, ext: V) -> tuple[V, V]:
+        """(d, f) for the top bytes: d = c + the chains' carries (and M's sign extension), f
+        its sign byte."""
+        p, t, carry = self.p, self.t, self.carry
+        p.phase(f"top bytes: H_hi + (d, f) ({self.k} bytes; Y has reached R+3k)")
         d, f = carry["cu"], p.v("f")
         p.add(d, carry["ch"])
         p.add(d, self.c_hbar)
         if ext is self.zero and t is None:
-            p.sub(d, carry["cm"], comment="d = Hbar_lo's carry + U's carries - borrow (-1..3)")
+            if self.arm:
+                p.signed("add", d, carry["cm"], comment="d = c + U's carries -/+ M's carry")
+            else:
+                p.sub(d, carry["cm"], comment="d = Hbar_lo's carry + U's carries - borrow (-1..3)")
             p.sbc(f, f, comment="f = sign of d")
         else:
-            if t is None:
+            if self.arm:
+                p.signed("add", d, carry["cm"], comment="-/+ M's carry")
+            elif t is None:
                 p.sub(d, carry["cm"], comment="- M's borrow")
             else:
                 p.add(d, carry["cm"])
@@ -324,6 +427,12 @@ class LevelCombine:
             if ext is not self.zero:
                 p.add(d, ext, comment="the signed addend goes on into the top bytes")
             self.sign_byte(f, d, "f = sign of d (d is -2..4)")
+        return d, f
+
+    def top(self, d: V, f: V, defer: bool) -> None:
+        """R[3k..4k) = H_hi + (d, f), from byte k/2 on with d_H joined (h_deferred), or (d, f)
+        left to the caller."""
+        p, k = self.p, self.k
         if defer:
             emit_top_deferred(p, d, f, 28, 0)
         elif not self.h_deferred:
