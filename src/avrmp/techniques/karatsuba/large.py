@@ -11,14 +11,15 @@ Internal convention: a subroutine takes r in r25:r24, a in r23:r22, b in r21:r20
 them) and may clobber every register.  The top level reserves one stack frame for the whole call
 chain; each routine finds its part at a fixed origin above its SP (see build):
 
-    r, a, b (6)    deferred (d, f) of L (and at the top of H) (2 each, see _folded)
+    r, a, b (6)    L's and H's deferred values (2 each, when the children leave any)
     |A_l - A_h| (k)    |B_l - B_h| (k)    t (1, multiplication)    M (2k)
 
 and runs, for k = n/2:  L = call(r, a, b);  H = call(r+2k, a+k, b+k);  the absolute differences
 and t;  M = call(frame);  then the combination (level_combine), with Hbar = H + L_1 fused in:
 U = (L_0 | Hbar_lo) + Hbar -/+ M into r[k..3k) and H_hi + carries into r[3k..4k), streaming the
 bytes through X/Y/Z in chunks with the carries parked in registers.  Squaring always subtracts M.
-A level below the top leaves its top bytes to its caller (sqr_base.emit_top_deferred).
+A level below the top leaves its top bytes to its caller (sqr_base.emit_top_deferred), and the
+caller folds such deferred values into its combination (emit_level).
 """
 
 from __future__ import annotations
@@ -74,52 +75,85 @@ def _call(p: Program, label: str, far: bool) -> None:
     (p.call if far else p.rcall)(label)
 
 
-def _frame_pair(p: Program, slot: int, store: bool, comment: str) -> None:
-    """r25:r24 to (store) or from the two frame bytes at SP+1+slot, through Z."""
+def _frame_pair(p: Program, slot: int, regs: tuple[int, int], comment: str) -> None:
+    """regs to the two frame bytes at SP+1+slot, through Z."""
     read_sp(p, 30)
     add_const(p, 30, 1 + slot)
-    for q, reg in enumerate((24, 25)):
-        if store:
-            p.std(Mem("Z", disp=q), reg, comment=comment if not q else "")
-        else:
-            p.ldd(reg, Mem("Z", disp=q), comment=comment if not q else "")
+    for q, reg in enumerate(regs):
+        p.std(Mem("Z", disp=q), reg, comment=comment if not q else "")
 
 
-def _after_child(p: Program, child_top: int, slot: int | None, name: str) -> None:
-    """After the L or H call: the child's deferred (d, f) wait in their frame slot (the level
-    folds them into its combination, see _folded) or are rippled into its top bytes now."""
-    if slot is not None:
-        _frame_pair(p, slot, store=True, comment=f"{name}'s (d, f) wait for the combination")
-    else:
-        _ripple_child_top(p, child_top)
+def _after_child(p: Program, values: int, slot: int, name: str, second_at: int = 0) -> None:
+    """After the L or H call: the child's deferred values (d in r24, d_2 in r22) wait in their
+    frame slot for the combination.  second_at: d_2 (with its sign byte, r23) is rippled now
+    instead, into the child's bytes from second_at bytes above its top bytes (Z) on (H's, at
+    a level below the top: see emit_level)."""
+    if not values:
+        return
+    d = 24
+    if second_at:
+        d = 21  # out of the ripple's way
+        p.mov(d, 24)
+        p.movw(24, 22, comment=f"{name}'s (d_2, f_2)")
+        p.adiw(30, second_at, comment=f"Z = where {name}'s second value lands")
+        _ripple_child_top(p, second_at)
+    _frame_pair(p, slot, (d, 22), f"{name}'s deferred values wait for the combination")
 
 
 def _ripple_child_top(p: Program, nbytes: int) -> None:
-    """Finish a child's top bytes it left (sqr_base.emit_top_deferred): Z points at them,
-    (d, f) in r24:r25."""
-    if nbytes:
-        vp = VProgram()
-        emit_ripple_mem(vp, "Z", nbytes, 25, first_src=24, name="child top")
-        _run(p, vp)
+    """Finish a child's top bytes it left: Z points at them, (d, f) in r24:r25."""
+    vp = VProgram()
+    emit_ripple_mem(vp, "Z", nbytes, 25, first_src=24, name="child top")
+    _run(p, vp)
+
+
+def _push_deferred(p: Program, lay: dict[str, int], values: int, mul: bool, top: bool) -> int:
+    """After M's call (its deferred values d in r24, d_2 in r22): each value with the others
+    that land on the same bytes of U, in reverse of the order the combination pops them
+    (passes.level_combine): H's for the top bytes (d_2 only at the top level, see emit_level),
+    s = d_L -/+ d_M + d_H for U_hi[k/2] and s_2 (+ d_H2 at the top level) for U_hi[3k/4], L's
+    for U_lo.  Returns the bytes pushed."""
+    p.comment("the children's deferred values, summed where they land and pushed")
+    second = values == 2
+    m_values = (24, 22) if second else (24,)
+    read_sp(p, 30)
+    add_const(p, 30, 1 + lay["l_top"])
+    for q, reg in enumerate((18, 19, 20, 21)):  # L's d, d_2, then H's (adjacent slots)
+        if q % 2 == 0 or second:
+            p.ldd(reg, Mem("Z", disp=q))
+    if mul:
+        add_const(p, 30, lay["t"] - lay["l_top"])
+        p.ldd(23, Mem("Z", disp=0), comment="t")
+        p.com(23, comment="0xFF: M is subtracted")
+        for d in m_values:
+            p.eor(d, 23)
+            p.sub(d, 23, comment="-/+ d_M")
+    else:
+        for d in m_values:
+            p.neg(d, comment="- d_M")
+    p.add(24, 18)
+    p.add(24, 20, comment="s = d_L - d_M + d_H")
+    if second:
+        p.add(22, 19, comment="s_2 = d_L2 - d_M2" + (" + d_H2" if top else ""))
+        if top:
+            p.add(22, 21)
+    order = ([21] if second and top else []) + [20] + ([22] if second else []) + [24] \
+        + ([19] if second else []) + [18]
+    for reg in order:
+        p.push(reg)
+    return len(order)
 
 
 # --- the routine -----------------------------------------------------------------------------------
 
 
-def _folded(top: bool, child_top: int) -> tuple[str, ...]:
-    """The children (besides M) whose deferred top bytes a level folds into its combination, in
-    the order of their frame slots (their pushes run the other way): L's where its children
-    defer theirs, and H's too at the top level (a level whose own top bytes
-    are deferred would have to ripple H's through them, which costs what the ripple does)."""
-    return (("L", "H") if top else ("L",)) if child_top else ()
-
-
-def _layout(n: int, op: str, folded: tuple[str, ...] = ()) -> dict[str, int]:
-    """Frame offsets (from SP + 1) of a memory level for n bytes; after the pointers, two bytes
-    for each folded child's (d, f) (l_top, h_top), kept there until M returns."""
+def _layout(n: int, op: str, values: int = 0) -> dict[str, int]:
+    """Frame offsets (from SP + 1) of a memory level for n bytes; after the pointers, where the
+    children leave deferred values, two bytes each for L's and H's (l_top, h_top), kept there
+    until M returns."""
     k = n // 2
-    da = FRAME_PTRS + 2 * len(folded)
-    lay = {"da": da} | {f"{c.lower()}_top": FRAME_PTRS + 2 * i for i, c in enumerate(folded)}
+    da = FRAME_PTRS + (4 if values else 0)
+    lay = {"da": da} | ({"l_top": FRAME_PTRS, "h_top": FRAME_PTRS + 2} if values else {})
     if op == "mul":
         lay["db"] = da + k
         lay["t"] = da + 2 * k
@@ -135,22 +169,21 @@ def _run(p: Program, vp: VProgram, pool: list[int] = POOL) -> None:
 
 
 def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
-               alloc: int = 0, child_top: int = 0, branched: bool = False) -> None:
+               alloc: int = 0, values: int = 0, branched: bool = False) -> None:
     """The memory level for n bytes as a subroutine body (label already placed).  Its frame lies
     `origin` bytes above SP+1; alloc: this is the top level, which reserves that many bytes (the
     frames of the whole call chain, see build) on entry and releases them on return, and is the
     only level that finishes its own top bytes (a level below it leaves them to its caller,
-    sqr_base.emit_top_deferred).  child_top: the child does that: this level ripples the
-    child's top bytes after H (not at the top level, see _folded) and folds M's and L's into its
-    combination."""
+    sqr_base.emit_top_deferred, with H's first deferred value: see level_returns).  values:
+    the child leaves that many values unrippled in its top quarter, which this level folds
+    into its combination, except for H's second below the top level: that would be a third
+    value to pass on, so it is rippled after H's call (k/4 bytes)."""
     k = n // 2
-    folded = _folded(bool(alloc), child_top)
-    lay = {name: origin + off for name, off in _layout(n, op, folded).items()}
+    lay = {name: origin + off for name, off in _layout(n, op, values).items()}
     mul = op == "mul"
     own = lay["size"] - origin
     below = f", under it {alloc - own} bytes for the routines it calls" if alloc else ""
-    owners = " and ".join(f"{c}'s" for c in folded)
-    slots = f", {owners} deferred (d, f)" if folded else ""
+    slots = ", L's and H's deferred values" if values else ""
     p.phase(f"{8 * n}-bit Karatsuba level: frame of {own} bytes (pointers{slots}, differences, "
             f"M){below}")
     if alloc:
@@ -161,7 +194,7 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
                   [("r", 24), ("a", 22)] + ([("b", 20)] if mul else []))
     p.comment(f"=== L = A_l {'* B_l' if mul else '^2'} ({8 * k} bits) ===")
     _call(p, child, far)
-    _after_child(p, child_top, lay.get("l_top"), "L")
+    _after_child(p, values, lay.get("l_top"), "L")
     p.comment(f"=== H = A_h {'* B_h' if mul else '^2'} ===")
     shift = frame_reader(p, 30, origin)
     _ptr_to(p, 24, 1 + shift + ARG_SLOT["r"], 2 * k)
@@ -169,7 +202,36 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     if mul:
         _ptr_to(p, 20, 1 + shift + ARG_SLOT["b"], k)
     _call(p, child, far)
-    _after_child(p, child_top, lay.get("h_top"), "H")
+    _after_child(p, values, lay.get("h_top"), "H", k // 4 if values == 2 and not alloc else 0)
+    _emit_differences(p, k, mul, origin, lay)
+    p.comment(f"=== M = |A_l - A_h|{' * |B_l - B_h|' if mul else '^2'} into the frame ===")
+    read_sp(p, 30, comment="SP: the frame is above it")
+    _frame_ptr(p, 24, lay["m"])
+    _frame_ptr(p, 22, lay["da"])
+    if mul:
+        _frame_ptr(p, 20, lay["db"])
+    _call(p, child, far)
+    if values:
+        pushed = _push_deferred(p, lay, values, mul, bool(alloc))
+        origin += pushed  # SP has moved down: the frame is further above it
+        lay = {name: off + pushed for name, off in lay.items()}
+    shift = frame_reader(p, 30, origin)
+    r_slot = 1 + shift + ARG_SLOT["r"]
+    p.ldd(24, Mem("Z", disp=r_slot), comment="r, for the combination's pointers")
+    p.ldd(25, Mem("Z", disp=r_slot + 1))
+    _frame_ptr(p, 26, (lay["t"] if mul else lay["m"]) - origin + shift)
+    for lo, off in ((28, k), (30, 2 * k)):  # Y = r + k, Z = r + 2k: from r, not reloaded
+        p.movw(lo, 24)
+        add_const(p, lo, off)
+    _run(p, level_combine(k, mul, values=values, defer=not alloc, branched=branched))
+    if alloc:
+        p.phase("release the frames")
+        move_sp(p, 28, alloc)
+    p.ret()
+
+
+def _emit_differences(p: Program, k: int, mul: bool, origin: int, lay: dict[str, int]) -> None:
+    """|A_l - A_h| (and |B_l - B_h| and t) into the frame."""
     vp = VProgram()
     set_pointers(vp, origin=origin, X=Loc("a"), Y=Loc("a", k), Z=Loc("frame", lay["da"]))
     mask = emit_sub_absdiff(vp, k, "A")
@@ -180,39 +242,12 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
         set_pointers(vp, origin=origin, Z=Loc("frame", lay["t"]))
         vp.st(Mem("Z"), mask, comment="t, just below M")
     _run(p, vp, ABSDIFF_POOL)
-    p.comment(f"=== M = |A_l - A_h|{' * |B_l - B_h|' if mul else '^2'} into the frame ===")
-    read_sp(p, 30, comment="SP: the frame is above it")
-    _frame_ptr(p, 24, lay["m"])
-    _frame_ptr(p, 22, lay["da"])
-    if mul:
-        _frame_ptr(p, 20, lay["db"])
-    _call(p, child, far)
-    if child_top:
-        p.push(24, comment="M's (d, f), for the combination")
-        p.push(25)
-        # in reverse of _folded's order: L's last, so the combination pops it first
-        for q, child_name in enumerate(reversed(folded)):
-            slot = lay[f"{child_name.lower()}_top"] + 2 * (q + 1)
-            _frame_pair(p, slot, store=False, comment=f"{child_name}'s (d, f), pushed after M's")
-            p.push(24)
-            p.push(25)
-        pushed = 2 + 2 * len(folded)  # SP has moved down: the frame is further above it
-        origin += pushed
-        lay = {name: off + pushed for name, off in lay.items()}
-    shift = frame_reader(p, 30, origin)
-    r_slot = 1 + shift + ARG_SLOT["r"]
-    p.ldd(24, Mem("Z", disp=r_slot), comment="r, for the combination's pointers")
-    p.ldd(25, Mem("Z", disp=r_slot + 1))
-    _frame_ptr(p, 26, (lay["t"] if mul else lay["m"]) - origin + shift)
-    for lo, off in ((28, k), (30, 2 * k)):  # Y = r + k, Z = r + 2k: from r, not reloaded
-        p.movw(lo, 24)
-        add_const(p, lo, off)
-    _run(p, level_combine(k, mul, m_deferred=bool(child_top), h_deferred="H" in folded,
-                          l_deferred="L" in folded, defer=not alloc, branched=branched))
-    if alloc:
-        p.phase("release the frames")
-        move_sp(p, 28, alloc)
-    p.ret()
+
+
+def level_returns(values: int) -> int:
+    """How many deferred values a level below the top leaves its caller when its children
+    leave `values`: its own top bytes' (d, f), and H's first (it lands in those top bytes)."""
+    return 1 + bool(values)
 
 
 @memo_search
@@ -263,12 +298,14 @@ def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool,
                  ret_bytes: int, branched: bool) -> Kernel:
     """The routine: a call of the top level, then each level's subroutine and the leaf's."""
     leaf = n >> levels
-    child_tops = [(n >> (i + 1)) // 2 for i in range(levels - 1)]
-    child_tops.append(kern.top_deferred)
+    values = [0] * levels  # deferred values each level's children leave it
+    values[-1] = 1 if kern.top_deferred else 0
+    for i in reversed(range(levels - 1)):
+        values[i] = level_returns(values[i + 1])
     origins, below = [0] * levels, kern.caller_frame
     for i in reversed(range(levels)):
         origins[i] = ret_bytes * i + below
-        below += _layout(n >> i, op, _folded(i == 0, child_tops[i]))["size"]
+        below += _layout(n >> i, op, values[i])["size"]
     p = Program(label_prefix="kl_")  # the levels' signed arms, apart from the leaf's
     label = {m: f"kl_{op}{8 * m}" for m in (n >> i for i in range(levels + 1))}
     _call(p, label[n], far)
@@ -277,7 +314,7 @@ def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool,
         m = n >> i
         p.label(label[m])
         emit_level(p, m, op, label[m // 2], far, origins[i], alloc=below if i == 0 else 0,
-                   child_top=child_tops[i], branched=branched)
+                   values=values[i], branched=branched)
     p.label(label[leaf])
     p.comment(f"=== leaf: {8 * leaf}-bit fixed-size Karatsuba {op} ===")
     move_arguments(p, kern.args)
@@ -368,5 +405,5 @@ def stack_estimate(op: str, n: int, levels: int | None = None, ret_bytes: int = 
     if not options:  # runs on zero-padded copies (see karatsuba_mul_any): a rough upper bound
         return 8 * n + LEAF_STACK
     levels = max(options) if levels is None else levels
-    frames = sum(_layout(n >> i, op, _folded(True, 1))["size"] for i in range(levels))
+    frames = sum(_layout(n >> i, op, 2)["size"] for i in range(levels))
     return frames + ret_bytes * (levels + 1) + LEAF_STACK

@@ -5,8 +5,9 @@ products with Hbar = H + L_1 fused in (level_combine)."""
 from __future__ import annotations
 
 from functools import partial
+from itertools import pairwise
 
-from ...blocks.arith import emit_cond_negate, emit_ripple_mem
+from ...blocks.arith import emit_ripple_mem
 from ...regalloc.vprogram import V, VProgram
 from ...target.avr.isa import Mem
 from .frame import add_const
@@ -50,8 +51,7 @@ def emit_sub_absdiff(p: VProgram, k: int, name: str) -> object:
 
 
 def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
-                  m_deferred: bool = False, h_deferred: bool = False, l_deferred: bool = False,
-                  defer: bool = False, branched: bool = False) -> VProgram:
+                  values: int = 0, defer: bool = False, branched: bool = False) -> VProgram:
     """A memory level's combination with Hbar = H + L_1 fused in (no separate Hbar pass): R holds
     L at R[0..2k) and H at R[2k..4k), the frame M (2k bytes).  Two passes over k bytes, in chunks
     of w (low half) and w_high (the high half keeps fewer bytes live, so its chunks can be wider
@@ -66,40 +66,41 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
     M's chain adds (M xor ~t) + (~t & 1), an EOR per byte of M, which leaves the carry alone;
     branched: t goes to the T flag and each half runs as a signed arm, whose subtracting copy
     takes SUB/SBC for M's ADD/ADC: no EOR, and no register for t).
-    m_deferred: M's top quarter (M_hi[k/2..k)) has not been rippled; the (d, f) that M's routine
-    returned are on the stack (d pushed first).  M is then larger by that signed value at
-    U_hi[k/2]: folded with c into one signed addend whose sign byte the Hbar chain, otherwise
-    adding zero, carries on to the top.  h_deferred: the same for H's top quarter
-    (H_hi[k/2..k), its (d, f) pushed after M's): it is short at U_hi[k/2], where it joins the
-    same signed addend, and at the top bytes' byte k/2, where the ripple of (d, f) switches to
-    (d_H + f, its sign byte).  l_deferred: the same for L's top quarter (L_1[k/2..k), its (d, f)
-    pushed last), read only as part of Hbar = H + L_1, which the combination adds twice: at
-    U_lo[k/2] (a fourth chain over U_lo's upper half, in chunks of w - 2 to leave it registers,
-    whose carry and sign byte join c at U_hi[0]) and at U_hi[k/2] (with H's and M's).  defer:
-    leave the top bytes to the caller (sqr_base.emit_top_deferred; not with h_deferred).
+
+    values: the children left that many small signed values unrippled in their top quarters (1:
+    d at the quarter's start, byte 3k/2 of each child's product; 2: also d_2 at byte 7k/4).  The
+    level's prologue (large.emit_level) pushed, to be popped in this order: L's d (and d_2),
+    which the low half adds to U_lo from byte k/2 (and 3k/4) in a fourth carry chain (L_1 is
+    read only inside Hbar_lo, whose chain there runs in chunks of w - 2 to leave that chain
+    registers; its carry and sign byte join c at U_hi[0]); s = d_L - d_M + d_H (and s_2 from
+    the second values) for U_hi[k/2] (and 3k/4), where L_1's, M's and H_hi's quarters land,
+    each joining the Hbar chain as one signed addend whose sign byte that chain carries on;
+    then H's d (and d_2 at the top level), for the top bytes, H_hi again: from byte k/2 (and
+    3k/4) the ripple of (d, f) switches to d_H + f (and d_H2 + its sign).  defer: leave the top
+    bytes to the caller (sqr_base.emit_top_deferred: (d, f) in r24:r25) and, with values, H's
+    d with its sign byte in r22:r23 (H_hi's quarter, unrippled).
 
     On entry X points at M (signed: at t), Y at R+k, Z at R+2k and r25:r24 at R."""
-    assert not (h_deferred and defer), "H's top quarter is folded into the top bytes"
     assert signed or not branched, "squaring always subtracts M"
     w_high = 14 if signed and not branched else 16 if w_high is None else w_high
-    return LevelCombine(k, signed, w, w_high, m_deferred, h_deferred, l_deferred,
-                        branched).emit(defer)
+    return LevelCombine(k, signed, w, w_high, values, branched).emit(defer)
 
 
 class LevelCombine:
     """The passes of level_combine over one VProgram; the chains' carries are parked in
     registers between chunks (ROL saves, LSR restores)."""
 
-    def __init__(self, k: int, signed: bool, w: int, w_high: int, m_deferred: bool,
-                 h_deferred: bool, l_deferred: bool, branched: bool = False) -> None:
-        self.k, self.w, self.w_high = k, w, w_high
-        self.m_deferred, self.h_deferred, self.l_deferred = m_deferred, h_deferred, l_deferred
-        self.f_l: V | None = None  # L's deferred sign byte, through U_lo's upper half
+    def __init__(self, k: int, signed: bool, w: int, w_high: int, values: int,
+                 branched: bool = False) -> None:
+        self.k, self.w, self.w_high, self.values = k, w, w_high, values
+        # where the children's deferred values land in U's halves and the top bytes
+        self.folds = [k // 2, 3 * k // 4][:values]
+        self.f_l: V | None = None  # the sign byte L's chain adds, through U_lo's upper half
         p = self.p = VProgram()
         self.zero = p.v("zero")
         p.clr(self.zero)
         # Hbar's, U's addition's and M's carries (and the chain adding L's deferred top).
-        self.carry = {name: p.v(name) for name in ("ch", "cu", "cm") + ("cl",) * l_deferred}
+        self.carry = {name: p.v(name) for name in ("ch", "cu", "cm") + ("cl",) * bool(values)}
         for c in self.carry.values():
             p.clr(c)
         self.in_c: str | None = None  # the chain whose carry C holds, not parked
@@ -234,10 +235,9 @@ class LevelCombine:
         else:
             p.movw(0, 26, comment="park the M pointer in r1:r0")
         p.phase(f"low half: Hbar_lo = H_lo + L_1, U_lo = L_0 + Hbar_lo -/+ M_lo ({k} bytes)")
-        if self.l_deferred:
-            starts = [*range(0, k // 2, w), *range(k // 2, k, w - 2)]
-        else:
-            starts = [*range(0, k, w)]
+        bounds = [0, *self.folds, k]
+        starts = [j for i, (lo, hi) in enumerate(pairwise(bounds))
+                  for j in range(lo, hi, w - 2 if i else w)]
         for j, end in zip(starts, starts[1:] + [k]):
             self.low_chunk(j, end)
 
@@ -260,8 +260,8 @@ class LevelCombine:
         ops = {"ch": partial(self.hbar_chain, hb, j),
                "cu": partial(self.chain, "cu", u, hb, j == 0, False),
                "cm": partial(self.m_chain, u, j, j == 0)}
-        if self.l_deferred and j >= k // 2:
-            ops["cl"] = partial(self.l_chain, u, j == k // 2)
+        if self.folds and j >= self.folds[0]:
+            ops["cl"] = partial(self.l_chain, u, j)
         self.run_chains(ops, end < k, leaders=("cm", "cl"))  # U += Hbar needs Hbar first
         if not near:
             p.movw(0, 26)
@@ -284,19 +284,23 @@ class LevelCombine:
         for i, name in enumerate(order):
             ops[name](keep=more and i == len(order) - 1 and name in leaders)
 
-    def l_chain(self, u: list, first: bool, keep: bool = False) -> None:
-        """U_lo's upper half += L's deferred (d_L, f_L) (popped at the first chunk; d_L goes
-        back on the stack for U_hi[k/2])."""
+    def l_chain(self, u: list, j: int, keep: bool = False) -> None:
+        """U_lo's bytes j.. += L's deferred values (d_L popped at byte k/2, d_L2 at 3k/4 joining
+        the sign byte there), sign-extended."""
         p = self.p
-        if first:
-            p.comment("L's top quarter is (d_L, f_L) short: + (d_L, f_L) from U_lo[k/2] on")
-            self.f_l, d_l = p.v("fL"), p.v("dL")
-            p.pop(self.f_l)
-            p.pop(d_l)
-            p.push(d_l, comment="d_L again, for U_hi[k/2]")
-            self.chain("cl", u, lambda q: d_l if q == 0 else self.f_l, True, False, keep=keep)
-        else:
+        if j not in self.folds:
             self.chain("cl", u, self.f_l, False, False, keep=keep)
+            return
+        second = j != self.folds[0]
+        p.comment(f"L's top quarter is short by d_L{'2' if second else ''} from U_lo[{j}] on")
+        d = p.v("dL")
+        p.pop(d)
+        self.park()  # the sums below change C
+        if second:
+            p.add(d, self.f_l, comment="+ the sign byte so far (-1 or 0)")
+        self.f_l = p.v("fL")
+        self.sign_byte(self.f_l, d, "its sign byte")
+        self.chain("cl", u, lambda q: d if q == 0 else self.f_l, not second, False, keep=keep)
 
     def high_half(self) -> V:
         """U_hi = Hbar_lo + H_hi + c -/+ M_hi (to R[2k..3k)), c the carry of Hbar_lo in its own
@@ -311,17 +315,16 @@ class LevelCombine:
         self.c_hbar = p.v("c")
         p.mov(self.c_hbar, self.carry["ch"], comment="Hbar_lo's carry, for U_hi and the top bytes")
         ext = self.zero
-        if self.l_deferred:
+        if self.folds:
             s = self.carry["ch"]
             p.add(s, self.carry["cl"], comment="c + the carry of L's chain over U_lo")
             p.add(s, self.f_l, comment="+ f_L (-1 or 0): U_lo's overflow joins c at U_hi[0]")
-        fold = self.m_deferred or self.h_deferred or self.l_deferred
-        starts = sorted(set(range(0, k, self.w_high)) | ({k // 2} if fold else set()))
+        starts = sorted(set(range(0, k, self.w_high)) | set(self.folds))
         for j, end in zip(starts, starts[1:] + [k]):
-            ext = self.high_chunk(j, end, ext, fold)
+            ext = self.high_chunk(j, end, ext)
         return ext
 
-    def high_chunk(self, j: int, end: int, ext: V, fold: bool) -> V:
+    def high_chunk(self, j: int, end: int, ext: V) -> V:
         """U_hi's bytes j..end: Hbar_lo += H_hi, the Hbar chain's carry (or at U_hi[0] or
         U_hi[k/2] a signed addend), -/+ M_hi; returns what the Hbar chain adds from here on."""
         k, n, near = self.k, end - j, self.near
@@ -333,9 +336,9 @@ class LevelCombine:
         pending = [ext]
 
         def middle(keep: bool) -> None:
-            if fold and j == k // 2:
-                pending[0] = self.fold_deferred_tops(u, ext)
-            elif j == 0 and self.l_deferred:
+            if j in self.folds:
+                pending[0] = self.fold_deferred_tops(u, ext, j)
+            elif j == 0 and self.folds:
                 pending[0] = self.add_signed(u)
             else:
                 self.chain("ch", u, ext, False, False, keep=keep)
@@ -349,44 +352,20 @@ class LevelCombine:
         self.store("Y", u, "U", k + j, self.at("Y", 2 * k + j))
         return pending[0]
 
-    def fold_deferred_tops(self, u: list, ext: V) -> V:
-        """L's, H's and M's top quarters are (d, f) short at U_hi[k/2] (popped here, L's first,
-        M's last): the chain's carry and pending sign byte ext + d_L + d_H -/+ d_M join the Hbar
-        chain as one signed addend; returns its sign byte, which the chain carries on."""
-        p, t = self.p, self.t
-        s = self.carry["ch"]
+    def fold_deferred_tops(self, u: list, ext: V, j: int) -> V:
+        """The children's quarters are short at U_hi[j] by s = d_L - d_M + d_H (or the same from
+        their second values; multiplication: -/+ d_M), summed by the prologue and popped here: s
+        and the chain's pending sign byte ext join the Hbar chain as one signed addend; returns
+        its sign byte, which the chain carries on."""
+        p, s = self.p, self.carry["ch"]
         self.park()
+        p.comment(f"the children's top quarters are short at U_hi[{j}]: + s")
+        x = p.v("s")
+        p.pop(x)
+        p.add(s, x)
         if ext is not self.zero:
             p.add(s, ext, comment="the chain's pending sign (-1 or 0)")
-        if self.l_deferred:
-            d_l = p.v("dL")
-            p.pop(d_l)
-            p.add(s, d_l, comment="+ d_L")
-        if self.h_deferred:
-            d_h = self.pop_deferred("H", "+ d_H")
-            p.add(s, d_h, comment="+ d_H")
-        if self.m_deferred:
-            d_m = self.pop_deferred("M", "-/+ d_M")
-            if self.arm:
-                p.signed("add", s, d_m, comment="s += d_M (-= in the subtracting copy)")
-            elif t is None:
-                p.sub(s, d_m, comment="s -= d_M")
-            else:
-                emit_cond_negate(p, [d_m], t)  # -d_M when M is subtracted
-                p.add(s, d_m, comment="s += -/+ d_M")
-        if self.h_deferred:
-            p.push(d_h, comment="d_H again, for the top bytes (no register to spare)")
         return self.add_signed(u)
-
-    def pop_deferred(self, child: str, what: str) -> V:
-        """A child's deferred (d, f) from the stack (f popped first and dropped: d's sign is
-        taken again where d is added); returns d."""
-        p = self.p
-        p.comment(f"{child}'s top quarter is (d_{child}, f_{child}) short: {what}")
-        d = p.v(f"d{child}")
-        p.pop(p.v(f"f{child}"))
-        p.pop(d)
-        return d
 
     def add_signed(self, u: list) -> V:
         """u += the small signed value in the Hbar chain's register, sign-extended; the carry is
@@ -430,18 +409,28 @@ class LevelCombine:
         return d, f
 
     def top(self, d: V, f: V, defer: bool) -> None:
-        """R[3k..4k) = H_hi + (d, f), from byte k/2 on with d_H joined (h_deferred), or (d, f)
-        left to the caller."""
+        """R[3k..4k) = H_hi + (d, f), switching at byte k/2 (and 3k/4) to d_H + the sign byte so
+        far (popped: H's deferred values), or (d, f) and H's d left to the caller."""
         p, k = self.p, self.k
         if defer:
             emit_top_deferred(p, d, f, 28, 0)
-        elif not self.h_deferred:
-            emit_ripple_mem(p, "Y", k, f, first_src=d, name="H_hi")
-        else:  # from byte k/2 on, f's sign extension and d_H are added as one signed value
+            if self.folds:
+                d_h, f_h = p.v("dH"), p.v("fH")
+                p.pop(d_h)
+                self.sign_byte(f_h, d_h, "its sign byte")
+                p.mov(0, d_h)
+                p.mov(1, f_h)
+                p.movw(22, 0, comment="H's (d, f), unrippled at the top bytes' byte k/2")
+            return
+        addends, sign = [(d, f)], f
+        for _ in self.folds:
             e, g = p.v("e"), p.v("g")
             p.pop(e)
-            p.add(e, f, comment="e = d_H + (f: -1 or 0)")
+            p.add(e, sign, comment="e = d_H + the sign byte so far (-1 or 0)")
             self.sign_byte(g, e, "its sign byte")
-            emit_ripple_mem(p, "Y", k // 2, f, first_src=d, name="H_hi")
-            emit_ripple_mem(p, "Y", k - k // 2, g, first_src=e, carry_in=True, name="H_hi",
-                            first=k // 2)
+            addends.append((e, g))
+            sign = g
+        bounds = [0, *self.folds, k]
+        for i, (first, src) in enumerate(addends):
+            emit_ripple_mem(p, "Y", bounds[i + 1] - bounds[i], src, first_src=first,
+                            carry_in=bool(i), name="H_hi", first=bounds[i])
