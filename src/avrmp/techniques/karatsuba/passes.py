@@ -92,7 +92,7 @@ class LevelCombine:
 
     def __init__(self, k: int, signed: bool, w: int, w_high: int, values: int,
                  branched: bool = False) -> None:
-        self.k, self.w, self.w_high, self.values = k, w, w_high, values
+        self.k, self.w, self.w_high = k, w, w_high
         # where the children's deferred values land in U's halves and the top bytes
         self.folds = [k // 2, 3 * k // 4][:values]
         self.f_l: V | None = None  # the sign byte L's chain adds, through U_lo's upper half
@@ -325,8 +325,9 @@ class LevelCombine:
         return ext
 
     def high_chunk(self, j: int, end: int, ext: V) -> V:
-        """U_hi's bytes j..end: Hbar_lo += H_hi, the Hbar chain's carry (or at U_hi[0] or
-        U_hi[k/2] a signed addend), -/+ M_hi; returns what the Hbar chain adds from here on."""
+        """U_hi's bytes j..end: Hbar_lo += H_hi, the Hbar chain's carry (at U_hi[0] and where the
+        children's values land, a signed addend), -/+ M_hi; returns what that chain adds from
+        here on."""
         k, n, near = self.k, end - j, self.near
         self.reach("Y", 2 * k + j, (3 * k if near else 2 * k) + j + n)
         if not near:
