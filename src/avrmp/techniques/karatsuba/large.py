@@ -8,7 +8,9 @@ levels, not with 3^levels.  Calls do not depend on data: the code stays constant
 cycles and PC/address traces for every input).
 
 Internal convention: a subroutine takes r in r25:r24, a in r23:r22, b in r21:r20 (as avr-gcc passes
-them) and may clobber every register.  The top level reserves one stack frame for the whole call
+them) and may clobber every register; a level below the top (and a squaring leaf) returns with
+its top bytes unrippled, Z on them, the value they are short by in r24:r25 (d and its sign byte)
+and, if its own children left values, H's first in r22:r23 (it lands k/2 bytes further up).  The top level reserves one stack frame for the whole call
 chain; each routine finds its part at a fixed origin above its SP (see build):
 
     r, a, b (6)    L's and H's deferred values (2 each, when the children leave any)
@@ -24,7 +26,7 @@ caller folds such deferred values into its combination (emit_level).
 
 from __future__ import annotations
 
-from ...blocks.arith import emit_ripple_mem
+from ...blocks.arith import emit_cond_negate, emit_ripple_mem
 from ...blocks.pointers import move_arguments
 from ...blocks.stack import move_sp, read_sp
 from ...errors import AvrmpError
@@ -92,7 +94,7 @@ def _after_child(p: Program, values: int, slot: int, name: str, second_at: int =
         return
     d = 24
     if second_at:
-        d = 21  # out of the ripple's way
+        d = 0  # out of the ripple's way: no allocation pool holds r0
         p.mov(d, 24)
         p.movw(24, 22, comment=f"{name}'s (d_2, f_2)")
         p.adiw(30, second_at, comment=f"Z = where {name}'s second value lands")
@@ -119,15 +121,14 @@ def _push_deferred(p: Program, lay: dict[str, int], values: int, mul: bool, top:
     read_sp(p, 30)
     add_const(p, 30, 1 + lay["l_top"])
     for q, reg in enumerate((18, 19, 20, 21)):  # L's d, d_2, then H's (adjacent slots)
-        if q % 2 == 0 or second:
+        if q in (0, 2) or (second and (q == 1 or top)):
             p.ldd(reg, Mem("Z", disp=q))
     if mul:
         add_const(p, 30, lay["t"] - lay["l_top"])
         p.ldd(23, Mem("Z", disp=0), comment="t")
         p.com(23, comment="0xFF: M is subtracted")
         for d in m_values:
-            p.eor(d, 23)
-            p.sub(d, 23, comment="-/+ d_M")
+            emit_cond_negate(p, [d], 23)  # -/+ d_M
     else:
         for d in m_values:
             p.neg(d, comment="- d_M")

@@ -82,13 +82,15 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
 
     On entry X points at M (signed: at t), Y at R+k, Z at R+2k and r25:r24 at R."""
     assert signed or not branched, "squaring always subtracts M"
-    w_high = 14 if signed and not branched else 16 if w_high is None else w_high
+    if w_high is None:
+        w_high = 14 if signed and not branched else 16
     return LevelCombine(k, signed, w, w_high, values, branched).emit(defer)
 
 
 class LevelCombine:
     """The passes of level_combine over one VProgram; the chains' carries are parked in
-    registers between chunks (ROL saves, LSR restores)."""
+    registers between chunks (ROL saves, LSR restores), except the one a chunk's last chain
+    leaves in C for the next chunk's first (in_c; park() before anything that changes C)."""
 
     def __init__(self, k: int, signed: bool, w: int, w_high: int, values: int,
                  branched: bool = False) -> None:
@@ -113,10 +115,10 @@ class LevelCombine:
             self.t = p.v("t")
             p.ld(self.t, Mem("X", "+"), comment="t")
             p.com(self.t, comment="t = 0xFF now means: subtract M")
-        # With k + w <= 64, Y reaches both L_1 (or Hbar_lo) and H, k bytes further: Z streams
-        # L_0 and X stays on M.  Otherwise Z addresses H and X is time-shared between L_0 and M
-        # (pointers parked in r25:r24 and r1:r0).
-        self.near = k + w <= 64
+        # With k + w <= 64 (k + w_high in the high half), Y reaches both L_1 (or Hbar_lo) and
+        # H, k bytes further: Z streams L_0 and X stays on M.  Otherwise Z addresses H and X is
+        # time-shared between L_0 and M (pointers parked in r25:r24 and r1:r0).
+        self.near = k + max(w, w_high) <= 64
         self.hp = "Y" if self.near else "Z"
         # Y and Z address R by displacement and move only when a chunk's bytes lie beyond it
         # (ADIW changes C, so between chunks, where the carries are parked): the byte of R each
@@ -305,7 +307,7 @@ class LevelCombine:
     def high_half(self) -> V:
         """U_hi = Hbar_lo + H_hi + c -/+ M_hi (to R[2k..3k)), c the carry of Hbar_lo in its own
         chain; returns what that chain adds above its last signed addend (zero, or the sign byte
-        of U_lo's overflow at U_hi[0] or of the folded tops at U_hi[k/2])."""
+        of U_lo's overflow at U_hi[0] or of the children's values at U_hi[k/2] and [3k/4])."""
         p, k, near = self.p, self.k, self.near
         p.phase(f"high half: U_hi = Hbar_lo + H_hi + carry(Hbar_lo) -/+ M_hi ({k} bytes)")
         # Hbar_hi = H_hi + Hbar_lo's carry is never formed: that carry ripples through U_hi in
@@ -314,35 +316,33 @@ class LevelCombine:
             p.movw(26, 0, comment="X -> M (no longer shared)")
         self.c_hbar = p.v("c")
         p.mov(self.c_hbar, self.carry["ch"], comment="Hbar_lo's carry, for U_hi and the top bytes")
-        ext = self.zero
+        self.ext = self.zero  # what the Hbar chain adds above its last signed addend
         if self.folds:
             s = self.carry["ch"]
             p.add(s, self.carry["cl"], comment="c + the carry of L's chain over U_lo")
             p.add(s, self.f_l, comment="+ f_L (-1 or 0): U_lo's overflow joins c at U_hi[0]")
         starts = sorted(set(range(0, k, self.w_high)) | set(self.folds))
         for j, end in zip(starts, starts[1:] + [k]):
-            ext = self.high_chunk(j, end, ext)
-        return ext
+            self.high_chunk(j, end)
+        return self.ext
 
-    def high_chunk(self, j: int, end: int, ext: V) -> V:
+    def high_chunk(self, j: int, end: int) -> None:
         """U_hi's bytes j..end: Hbar_lo += H_hi, the Hbar chain's carry (at U_hi[0] and where the
-        children's values land, a signed addend), -/+ M_hi; returns what that chain adds from
-        here on."""
+        children's values land, a signed addend), -/+ M_hi."""
         k, n, near = self.k, end - j, self.near
         self.reach("Y", 2 * k + j, (3 * k if near else 2 * k) + j + n)
         if not near:
             self.reach("Z", 3 * k + j, 3 * k + j + n)
         u = self.load("Y", n, "Hbar_lo", j, self.at("Y", 2 * k + j))
         h_hi = self.lazy(self.hp, "H", k + j, self.at(self.hp, 3 * k + j))
-        pending = [ext]
 
         def middle(keep: bool) -> None:
             if j in self.folds:
-                pending[0] = self.fold_deferred_tops(u, ext, j)
+                self.ext = self.fold_deferred_tops(u, self.ext, j)
             elif j == 0 and self.folds:
-                pending[0] = self.add_signed(u)
+                self.ext = self.add_signed(u)
             else:
-                self.chain("ch", u, ext, False, False, keep=keep)
+                self.chain("ch", u, self.ext, False, False, keep=keep)
 
         # The chains are independent here; the middle one stays in the middle, so either end
         # can go first in the next chunk.
@@ -351,13 +351,12 @@ class LevelCombine:
         first, last = ("cm", "cu") if self.in_c == "cm" else ("cu", "cm")
         self.run_chains({first: ends[first], "ch": middle, last: ends[last]}, end < k)
         self.store("Y", u, "U", k + j, self.at("Y", 2 * k + j))
-        return pending[0]
 
     def fold_deferred_tops(self, u: list, ext: V, j: int) -> V:
-        """The children's quarters are short at U_hi[j] by s = d_L - d_M + d_H (or the same from
-        their second values; multiplication: -/+ d_M), summed by the prologue and popped here: s
-        and the chain's pending sign byte ext join the Hbar chain as one signed addend; returns
-        its sign byte, which the chain carries on."""
+        """The children's quarters are short at U_hi[j] by s = d_L - d_M + d_H (multiplication:
+        -/+ d_M; at 3k/4 from their second values, H's only at the top level), summed by the
+        prologue and popped here: s and the chain's pending sign byte ext join the Hbar chain as
+        one signed addend; returns its sign byte, which the chain carries on."""
         p, s = self.p, self.carry["ch"]
         self.park()
         p.comment(f"the children's top quarters are short at U_hi[{j}]: + s")
@@ -386,7 +385,7 @@ class LevelCombine:
         """(d, f) for the top bytes: d = c + the chains' carries (and M's sign extension), f
         its sign byte."""
         p, t, carry = self.p, self.t, self.carry
-        p.phase(f"top bytes: H_hi + (d, f) ({self.k} bytes; Y has reached R+3k)")
+        p.phase(f"top bytes: H_hi + (d, f) ({self.k} bytes)")
         d, f = carry["cu"], p.v("f")
         p.add(d, carry["ch"])
         p.add(d, self.c_hbar)
@@ -423,15 +422,14 @@ class LevelCombine:
                 p.mov(1, f_h)
                 p.movw(22, 0, comment="H's (d, f), unrippled at the top bytes' byte k/2")
             return
-        addends, sign = [(d, f)], f
+        addends = [(d, f)]
         for _ in self.folds:
             e, g = p.v("e"), p.v("g")
             p.pop(e)
-            p.add(e, sign, comment="e = d_H + the sign byte so far (-1 or 0)")
+            p.add(e, addends[-1][1], comment="e = d_H + the sign byte so far (-1 or 0)")
             self.sign_byte(g, e, "its sign byte")
             addends.append((e, g))
-            sign = g
         bounds = [0, *self.folds, k]
-        for i, (first, src) in enumerate(addends):
-            emit_ripple_mem(p, "Y", bounds[i + 1] - bounds[i], src, first_src=first,
+        for i, (value, sign) in enumerate(addends):
+            emit_ripple_mem(p, "Y", bounds[i + 1] - bounds[i], sign, first_src=value,
                             carry_in=bool(i), name="H_hi", first=bounds[i])

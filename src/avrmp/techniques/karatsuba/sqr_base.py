@@ -141,8 +141,8 @@ class SqrBase:
 
 
 def emit_top_deferred(p: VProgram, d: V, f: V, ptr: int, off: int) -> None:
-    """Leave the top bytes of a square to the caller (karatsuba_large.emit_level ripples or folds
-    them): (d, f) to r24:r25, through r0:r1, which no allocation pool holds, so the moves cannot
+    """Leave the top bytes of a square to the caller (large.emit_level folds them into its
+    combination): (d, f) to r24:r25, through r0:r1, which no allocation pool holds, so the moves cannot
     clobber each other; Z to the top bytes at r[ptr+1]:r[ptr] + off."""
     p.mov(0, d)
     p.mov(1, f)
