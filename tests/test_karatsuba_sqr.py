@@ -71,6 +71,13 @@ def test_large_mul_512(tmp_path):
     _verify(tmp_path, Spec("mul", 512, "karatsuba"), tests=30)
 
 
+def test_large_level_beyond_displacement_reach(tmp_path):
+    """A level of 56-byte halves: the low half's chunks would reach H by displacement, the high
+    half's wider ones would not, so the combination addresses H through Z (the same code serves
+    multiplication, whose untuned 832- and 896-bit leaves take minutes to search)."""
+    _verify(tmp_path, Spec("sqr", 896, "karatsuba"), tests=4)
+
+
 @pytest.mark.parametrize("op", ["mul", "sqr"])
 def test_large_writes_sp_once_each_way(tmp_path, op):
     """The top level reserves every frame of the call chain, the leaf's included, and releases
