@@ -8,10 +8,11 @@ levels, not with 3^levels.  Calls do not depend on data: the code stays constant
 cycles and PC/address traces for every input).
 
 Internal convention: a subroutine takes r in r25:r24, a in r23:r22, b in r21:r20 (as avr-gcc passes
-them) and may clobber every register; a level below the top (and a squaring leaf) returns with
-its top bytes unrippled, Z on them, the value they are short by in r24:r25 (d and its sign byte)
-and, if its own children left values, H's first in r22:r23 (it lands k/2 bytes further up).  The top level reserves one stack frame for the whole call
-chain; each routine finds its part at a fixed origin above its SP (see build):
+them) and may clobber every register; a level below the top (and a squaring leaf with a memory
+level) returns with its top bytes unrippled, Z on them, the value they are short by in r24:r25
+(d and its sign byte) and, if its own children left values, H's first in r22:r23 (it lands k/2
+bytes further up).  The top level reserves one stack frame for the whole call chain; each
+routine finds its part at a fixed origin above its SP (see build):
 
     r, a, b (6)    L's and H's deferred values (2 each, when the children leave any)
     |A_l - A_h| (k)    |B_l - B_h| (k)    t (1, multiplication)    M (2k)
