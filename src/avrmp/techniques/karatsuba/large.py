@@ -119,10 +119,12 @@ def _push_deferred(p: Program, lay: dict[str, int], values: int, mul: bool, top:
     p.comment("the children's deferred values, summed where they land and pushed")
     second = values == 2
     m_values = (24, 22) if second else (24,)
+    # L's d, H's d and s in r18, r20, r24; L's d_2 and s_2 in r19, r22; H's d_2 in r21
+    used = {18, 20, 24} | ({19, 22} if second else set()) | ({21} if second and top else set())
     read_sp(p, 30)
     add_const(p, 30, 1 + lay["l_top"])
-    for q, reg in enumerate((18, 19, 20, 21)):  # L's d, d_2, then H's (adjacent slots)
-        if q in (0, 2) or (second and (q == 1 or top)):
+    for q, reg in enumerate((18, 19, 20, 21)):  # L's slot, then H's (adjacent)
+        if reg in used:
             p.ldd(reg, Mem("Z", disp=q))
     if mul:
         add_const(p, 30, lay["t"] - lay["l_top"])
@@ -139,8 +141,7 @@ def _push_deferred(p: Program, lay: dict[str, int], values: int, mul: bool, top:
         p.add(22, 19, comment="s_2 = d_L2 - d_M2" + (" + d_H2" if top else ""))
         if top:
             p.add(22, 21)
-    order = ([21] if second and top else []) + [20] + ([22] if second else []) + [24] \
-        + ([19] if second else []) + [18]
+    order = [reg for reg in (21, 20, 22, 24, 19, 18) if reg in used]
     for reg in order:
         p.push(reg)
     return len(order)

@@ -11,7 +11,7 @@ from ...blocks.arith import emit_ripple_mem
 from ...regalloc.vprogram import V, VProgram
 from ...target.avr.isa import Mem
 from .frame import add_const
-from .sqr_base import emit_top_deferred
+from .sqr_base import emit_pair_out, emit_top_deferred
 
 ABSDIFF_KEPT = 23  # leading bytes of D held in registers between its two chains
 
@@ -137,31 +137,36 @@ class LevelCombine:
         d, f = self.top_carry(self.high_half())
         if self.arm:
             p.arm_end()
-        self.reach("Y", 3 * self.k, 3 * self.k + 1, exact=True)
+        self.move("Y", 3 * self.k)
         self.top(d, f, defer)
         return p
 
-    def reach(self, ptr: str, lo: int, hi: int, exact: bool = False) -> None:
-        """Move Y or Z forward so that R[lo..hi) lies within its displacement (exact: to R+lo)."""
+    def reach(self, ptr: str, lo: int, hi: int) -> None:
+        """Move Y or Z forward, if need be, so that R[lo..hi) lies within its displacement."""
         pos = self.pos[ptr]
         assert hi - lo <= 64 and lo >= pos, (ptr, lo, hi, pos)
-        if (exact and pos != lo) or hi - 1 - pos > 63:
-            self.park()  # ADIW changes C
-            add_const(self.p, 28 if ptr == "Y" else 30, lo - pos)
-            self.pos[ptr] = lo
+        if hi - 1 - pos > 63:
+            self.move(ptr, lo)
+
+    def move(self, ptr: str, rel: int) -> None:
+        """Y or Z to R+rel (ADIW or SUBI/SBCI change C: a carry left there is parked first)."""
+        if rel != self.pos[ptr]:
+            self.park()
+            add_const(self.p, 28 if ptr == "Y" else 30, rel - self.pos[ptr])
+            self.pos[ptr] = rel
 
     def at(self, ptr: str, rel: int) -> int:
         """The displacement from Y or Z of R[rel]."""
         return rel - self.pos[ptr]
 
-    def chain(self, name: str, dst: list, src, first: bool, last: bool, op: str = "add",
+    def chain(self, name: str, dst: list, src, first: bool, op: str = "add",
               signed: bool = False, keep: bool = False) -> None:
         """dst += src (or -= with op "sub"; op "adc" adds with the carry already set; src a list,
         a function of the byte's index that loads it just before it is needed, or one register
         for every byte), the carry restored before (unless this is the chain's first chunk, or
-        C still holds it) and parked after (unless its last, or keep: left in C for the chain's
-        next chunk, which starts the next chunk of bytes).  signed: the additions subtract in a
-        signed arm's subtracting copy."""
+        C still holds it) and parked after (the top bytes read it there), or with keep left in
+        C for the chain's next chunk, which starts the next chunk of bytes.  signed: the
+        additions subtract in a signed arm's subtracting copy."""
         p = self.p
         if self.in_c == name:
             self.in_c = None
@@ -178,7 +183,7 @@ class LevelCombine:
                 p.emit(mnemonic, x, y)
         if keep:
             self.in_c = name
-        elif not last:
+        else:
             p.rol(self.carry[name], comment=f"park {name}")
 
     def park(self) -> None:
@@ -191,7 +196,7 @@ class LevelCombine:
         """U -/+= M's bytes j.. (through X)."""
         p, t = self.p, self.t
         if t is None:
-            self.chain("cm", u, self.lazy("X", "M", j), first, False,
+            self.chain("cm", u, self.lazy("X", "M", j), first,
                        *(("add", True) if self.arm else ("sub", False)), keep=keep)
             return
 
@@ -203,7 +208,7 @@ class LevelCombine:
         if first:
             self.park()
             p.cp(self.zero, t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
-        self.chain("cm", u, m_byte, first, False, "adc", keep=keep)
+        self.chain("cm", u, m_byte, first, "adc", keep=keep)
 
     def sign_byte(self, dst, src, comment: str) -> None:
         """dst = 0xFF if src (a small signed value) is negative, else 0."""
@@ -260,7 +265,7 @@ class LevelCombine:
             self.reach("Z", 2 * k + j, 2 * k + j + n)
         hb = self.load(hp, n, "H", j, self.at(hp, 2 * k + j))
         ops = {"ch": partial(self.hbar_chain, hb, j),
-               "cu": partial(self.chain, "cu", u, hb, j == 0, False),
+               "cu": partial(self.chain, "cu", u, hb, j == 0),
                "cm": partial(self.m_chain, u, j, j == 0)}
         if self.folds and j >= self.folds[0]:
             ops["cl"] = partial(self.l_chain, u, j)
@@ -272,8 +277,7 @@ class LevelCombine:
     def hbar_chain(self, hb: list, j: int, keep: bool = False) -> None:
         """Hbar_lo's bytes j..: H's (in hb) += L_1's, stored over H_lo."""
         k = self.k
-        self.chain("ch", hb, self.lazy("Y", "L_1", j, self.at("Y", k + j)), j == 0, False,
-                   keep=keep)
+        self.chain("ch", hb, self.lazy("Y", "L_1", j, self.at("Y", k + j)), j == 0, keep=keep)
         self.store(self.hp, hb, "Hbar_lo", j, self.at(self.hp, 2 * k + j))
 
     def run_chains(self, ops: dict, more: bool, leaders: tuple = ("cu", "cm", "cl")) -> None:
@@ -291,7 +295,7 @@ class LevelCombine:
         the sign byte there), sign-extended."""
         p = self.p
         if j not in self.folds:
-            self.chain("cl", u, self.f_l, False, False, keep=keep)
+            self.chain("cl", u, self.f_l, False, keep=keep)
             return
         second = j != self.folds[0]
         p.comment(f"L's top quarter is short by d_L{'2' if second else ''} from U_lo[{j}] on")
@@ -302,7 +306,7 @@ class LevelCombine:
             p.add(d, self.f_l, comment="+ the sign byte so far (-1 or 0)")
         self.f_l = p.v("fL")
         self.sign_byte(self.f_l, d, "its sign byte")
-        self.chain("cl", u, lambda q: d if q == 0 else self.f_l, not second, False, keep=keep)
+        self.chain("cl", u, lambda q: d if q == 0 else self.f_l, not second, keep=keep)
 
     def high_half(self) -> V:
         """U_hi = Hbar_lo + H_hi + c -/+ M_hi (to R[2k..3k)), c the carry of Hbar_lo in its own
@@ -342,11 +346,11 @@ class LevelCombine:
             elif j == 0 and self.folds:
                 self.ext = self.add_signed(u)
             else:
-                self.chain("ch", u, self.ext, False, False, keep=keep)
+                self.chain("ch", u, self.ext, False, keep=keep)
 
         # The chains are independent here; the middle one stays in the middle, so either end
         # can go first in the next chunk.
-        ends = {"cu": partial(self.chain, "cu", u, h_hi, False, False),
+        ends = {"cu": partial(self.chain, "cu", u, h_hi, False),
                 "cm": partial(self.m_chain, u, k + j, False)}
         first, last = ("cm", "cu") if self.in_c == "cm" else ("cu", "cm")
         self.run_chains({first: ends[first], "ch": middle, last: ends[last]}, end < k)
@@ -418,9 +422,7 @@ class LevelCombine:
                 d_h, f_h = p.v("dH"), p.v("fH")
                 p.pop(d_h)
                 self.sign_byte(f_h, d_h, "its sign byte")
-                p.mov(0, d_h)
-                p.mov(1, f_h)
-                p.movw(22, 0, comment="H's (d, f), unrippled at the top bytes' byte k/2")
+                emit_pair_out(p, d_h, f_h, 22, "H's (d, f), unrippled at the top bytes' byte k/2")
             return
         addends = [(d, f)]
         for _ in self.folds:

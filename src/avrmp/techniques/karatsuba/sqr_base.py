@@ -140,13 +140,18 @@ class SqrBase:
         return L[:k] + u + top
 
 
-def emit_top_deferred(p: VProgram, d: V, f: V, ptr: int, off: int) -> None:
-    """Leave the top bytes of a square to the caller (large.emit_level folds them into its
-    combination): (d, f) to r24:r25, through r0:r1, which no allocation pool holds, so the moves cannot
-    clobber each other; Z to the top bytes at r[ptr+1]:r[ptr] + off."""
+def emit_pair_out(p: VProgram, d: V, f: V, lo: int, comment: str) -> None:
+    """(d, f) to the fixed pair r[lo+1]:r[lo], through r0:r1, which no allocation pool holds, so
+    the moves cannot clobber each other."""
     p.mov(0, d)
     p.mov(1, f)
-    p.movw(24, 0, comment="(d, f) for the caller")
+    p.movw(lo, 0, comment=comment)
+
+
+def emit_top_deferred(p: VProgram, d: V, f: V, ptr: int, off: int) -> None:
+    """Leave the top bytes of a square to the caller (large.emit_level folds them into its
+    combination): (d, f) to r24:r25; Z to the top bytes at r[ptr+1]:r[ptr] + off."""
+    emit_pair_out(p, d, f, 24, "(d, f) for the caller")
     if ptr != 30:
         p.movw(30, ptr)
     if off:
