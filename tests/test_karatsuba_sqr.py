@@ -14,10 +14,12 @@ import pytest
 
 from avrmp.bench.catalog import runs_on_mcu
 from avrmp.blocks.square import emit_square
+from avrmp.errors import AvrmpError
 from avrmp.routine.files import write_routine
 from avrmp.routine.generate import generate
 from avrmp.spec import Spec
 from avrmp.techniques.karatsuba.large import level_options
+from avrmp.techniques.karatsuba.sqr import structures
 from avrmp.verify.checks import verify_firmware
 from avrmp.verify.toolchain import build_firmware
 
@@ -105,6 +107,20 @@ def test_levels_parameter(tmp_path):
     for levels in level_options(128):
         _verify(tmp_path / str(levels), Spec("sqr", 1024, "karatsuba", levels=levels), tests=3)
     _verify(tmp_path / "fixed", Spec("sqr", 256, "karatsuba", levels=2), tests=10)
+
+
+@pytest.mark.parametrize("bits", [128, 192, 256])
+def test_every_fixed_levels_option(tmp_path, bits):
+    """Every --levels a fixed size accepts makes a correct routine: two and three memory levels
+    reload pointers through the frame, which must then hold them, and Y's reload must leave Z
+    where the next block expects it."""
+    for levels in sorted({lv for lv, _ in structures(bits // 8)}):
+        _verify(tmp_path / str(levels), Spec("sqr", bits, "karatsuba", levels=levels), tests=3)
+
+
+def test_levels_outside_a_fixed_size_are_refused():
+    with pytest.raises(AvrmpError, match=r"--levels 1: 256-bit Karatsuba squaring supports levels 2, 3, 4"):
+        generate(Spec("sqr", 256, "karatsuba", levels=1))
 
 
 def test_sqr_has_no_sign_handling():

@@ -121,15 +121,33 @@ def _point(p: Program, ptrs: dict, **locs: Loc) -> None:
     if reload:
         if ptrs.get("frameless"):
             raise AllocationError("a pointer must be reloaded but there is no frame")
-        ptrs["reloads"] = ptrs.get("reloads", 0) + 1
         if set(reload) == {"Y"} and reload["Y"].base != "frame":
+            ptrs["reloads"] = ptrs.get("reloads", 0) + 1
             loc = reload["Y"]  # Z stays: read the saved pointer through Y itself
             shift = frame_reader(p, 28, ptrs.get("origin", 0))
             load_saved_pointer(p, "Y", "Y", 1 + shift + ARG_SLOT[loc.base])
             add_const(p, 28, loc.off)
+        elif "Z" not in reload and ("Z" in locs or "Z" in ptrs):
+            z = locs.get("Z", ptrs.get("Z"))  # Z stays (moved above): Y reads the frame
+            _reload(p, ptrs, z_at=z, Z=z, **reload)
         else:
-            set_pointers(p, origin=ptrs.get("origin", 0), **reload)
+            _reload(p, ptrs, **reload)
     ptrs.update(locs)
+
+
+def _forget(ptrs: dict) -> None:
+    """After a pass that moves its pointers: Y and Z point nowhere known (the frame's
+    bookkeeping in ptrs stays)."""
+    ptrs.pop("Y", None)
+    ptrs.pop("Z", None)
+
+
+def _reload(p: Program, ptrs: dict, z_at: Loc | None = None, **locs: Loc) -> None:
+    """Point Y/Z at locs through the frame's saved entry pointers (counted in ptrs["reloads"]:
+    the frame saves them only if some block reads them); z_at: where Z points (see
+    set_pointers)."""
+    ptrs["reloads"] = ptrs.get("reloads", 0) + 1
+    set_pointers(p, z_at=z_at, origin=ptrs.get("origin", 0), **locs)
 
 
 # --- memory levels (sizes up to 32 bytes: every displacement stays within 0..63) -------------------
@@ -161,7 +179,7 @@ def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc
         vp = VProgram()
         emit_mem_add_l1(vp, k)
         allocate(vp, BASE_POOL, p)
-        ptrs.clear()  # the pass may move its pointers
+        _forget(ptrs)  # the pass may move its pointers
     p.comment(f"=== {8 * n}-bit level: M = |A_l - A_h|^2, combine ===")
     if levels == 2:
         _point(p, ptrs, Y=a, Z=out)
@@ -169,7 +187,7 @@ def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc
              defer_top=defer_top, **spill)
         return
     diff = frame.alloc(k)
-    set_pointers(p, origin=frame.origin, Y=a, Z=diff)
+    _reload(p, ptrs, Y=a, Z=diff)
     vp = VProgram()
     zero = vp.v("zero")
     vp.clr(zero)
@@ -178,10 +196,10 @@ def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc
     emit_abs_diff(vp, x, lambda i: load_disp(vp, "Y", k + i, 1, "a'", first=i)[0], zero)
     store_disp(vp, "Z", 0, x, "d")
     allocate(vp, BASE_POOL, p)
-    ptrs.clear()
+    _forget(ptrs)
     prod = frame.alloc(2 * k)
     emit_sqr_node(p, k, levels - 1, plain, diff, prod, frame, ptrs, choices)
-    set_pointers(p, origin=frame.origin, Y=prod, Z=out)
+    _reload(p, ptrs, Y=prod, Z=out)
     vp = VProgram()
     zero = vp.v("zero")
     vp.clr(zero)
@@ -189,7 +207,7 @@ def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc
     for i in range(2 * k):
         combine.push(load_disp(vp, "Y", i, 1, "m")[0])
     allocate(vp, BASE_POOL, p)
-    ptrs.clear()
+    _forget(ptrs)
     frame.free(diff)
 
 
@@ -236,6 +254,10 @@ def fixed_square(n: int, choices: Choices, levels: int | None = None, origin: in
     """The fastest structure (levels, plain base) for n bytes, compared as stand-alone routines,
     built for its place (origin, defer_top: see build_fixed)."""
     opts = [o for o in structures(n) if levels is None or o[0] == levels]
+    if not opts:
+        allowed = ", ".join(str(lv) for lv in sorted({o[0] for o in structures(n)}))
+        raise AvrmpError(f"--levels {levels}: {8 * n}-bit Karatsuba squaring supports levels "
+                         f"{allowed} (each memory level halves an even size)")
     try:
         return choices.choose_by(
             "structure", opts,
