@@ -69,6 +69,11 @@ class BaseRole:
     outer: OuterCombine | None = None
 
     @property
+    def defers_top(self) -> bool:
+        """Whether the block returns a top bytes' (d, f) in r24:r25 (combine.emit_top_deferred)."""
+        return self.outer is not None and self.outer.defer
+
+    @property
     def owns_z(self) -> bool:
         """Whether the base uses Z only for its own result, so Z may be pushed during its
         products: not for a parent's combination, a node's addend or an addend in memory."""

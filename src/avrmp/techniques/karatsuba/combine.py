@@ -29,6 +29,7 @@ class OuterCombine:
     r_off: int
     t_slot: int
     r_slot: int
+    defer: bool = False
 
 
 def emit_fused_combine(p: VProgram, m: int, product: list[V], t: V | None, zero: V,
@@ -38,7 +39,8 @@ def emit_fused_combine(p: VProgram, m: int, product: list[V], t: V | None, zero:
     Y (on the frame) fetches the outer t and the result pointer, then points at the outer result;
     Z stays on the node's result (its L_0 and Hbar).  Branched, the outer combination is the
     signed arm and the node's own M is masked; branch-free, both are masked (the node's may come
-    premasked, t in the T flag)."""
+    premasked, t in the T flag).  outer.defer: that level's top bytes are left to the caller
+    (see Combination)."""
     p.phase("this node's result feeds the combination one level up")
     t_o = p.v("to")
     p.ldd(t_o, Mem("Y", disp=1 + outer.t_slot), comment="the outer level's t")
@@ -48,7 +50,8 @@ def emit_fused_combine(p: VProgram, m: int, product: list[V], t: V | None, zero:
     if outer.r_off:
         p.adiw(28, outer.r_off)
     branched = variant == "branched"
-    up = Combination(p, outer.k, t_o, zero, "signed" if branched else "mask", w, ptr="Y")
+    up = Combination(p, outer.k, t_o, zero, "signed" if branched else "mask", w, ptr="Y",
+                     defer=outer.defer)
     inner = Combination(p, m, t, zero, "mask" if t is not None else "premasked", w,
                         out=up.feed)
     if branched:
@@ -66,6 +69,24 @@ def emit_fused_combine(p: VProgram, m: int, product: list[V], t: V | None, zero:
     up.finish()
     if branched:
         p.arm_end()
+
+
+def emit_pair_out(p: VProgram, d: V, f: V, lo: int, comment: str) -> None:
+    """(d, f) to the fixed pair r[lo+1]:r[lo], through r0:r1, which no allocation pool holds, so
+    the moves cannot clobber each other."""
+    p.mov(0, d)
+    p.mov(1, f)
+    p.movw(lo, 0, comment=comment)
+
+
+def emit_top_deferred(p: VProgram, d: V, f: V, ptr: int, off: int) -> None:
+    """Leave a leaf's or a level's top bytes to its caller (large.emit_level folds them into its
+    combination): (d, f) to r24:r25; Z to the top bytes at r[ptr+1]:r[ptr] + off."""
+    emit_pair_out(p, d, f, 24, "(d, f) for the caller")
+    if ptr != 30:
+        p.movw(30, ptr)
+    if off:
+        p.adiw(30, off, comment="Z = the top bytes, not yet rippled")
 
 
 class HbarLoads:
@@ -103,13 +124,16 @@ class Combination:
     emit_node_addend) hands over X_1 = L_0 + E_1 in place of L_0 at R[x_lo..x_lo+k) and a carry
     byte (0 or 1) at carry_k that belongs at U's byte k: a third chain adds it there and joins the
     others' carries.  keep_c: the last chunk's carry stays in C for the top bytes when only
-    stores come in between (one ROL and one ADD fewer)."""
+    stores come in between (one ROL and one ADD fewer).  defer: the routine is the leaf of a
+    large one, whose caller folds the top bytes' (d, f) into its own combination
+    (emit_top_deferred): R[3k..4k) is left as Hbar_hi."""
 
     def __init__(self, p: VProgram, k: int, t: V | None, zero: V, sign: str, w: int = 4,
                  ptr: str = "Z", r_off: int = 0, x_lo: int = 0, carry_k: Mem | None = None,
-                 out=None, keep_c: bool = True) -> None:
+                 out=None, keep_c: bool = True, defer: bool = False) -> None:
         self.p, self.k, self.t, self.zero, self.sign, self.w = p, k, t, zero, sign, w
         self.ptr, self.r_off, self.x_lo, self.carry_k, self.out = ptr, r_off, x_lo, carry_k, out
+        self.defer = defer
         # In a signed arm the chains' ADD/ADC become SUB/SBC in the subtracting copy.
         self.signed = sign in ("branch", "signed")
         self.emit = p.signed if self.signed else p.emit
@@ -239,6 +263,9 @@ class Combination:
             join_c2()
             p.add(c1, f, comment="d = carries + sign extension")
             p.adc(f, zero, comment="f = sign of d")
+        if self.defer:
+            emit_top_deferred(p, c1, f, 28 if self.ptr == "Y" else 30, self.r_off + 3 * k)
+            return
         top = [self.hbar.load(3 * k + i, "hb") for i in range(k)]
         emit_ripple(p, top, c1, f)
         for i, v in enumerate(top):

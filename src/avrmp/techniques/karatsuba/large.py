@@ -21,7 +21,7 @@ and runs, for k = n/2:  L = call(r, a, b);  H = call(r+2k, a+k, b+k);  the absol
 and t;  M = call(frame);  then the combination (level_combine), with Hbar = H + L_1 fused in:
 U = (L_0 | Hbar_lo) + Hbar -/+ M into r[k..3k) and H_hi + carries into r[3k..4k), streaming the
 bytes through X/Y/Z in chunks with the carries parked in registers.  Squaring always subtracts M.
-A level below the top leaves its top bytes to its caller (sqr_base.emit_top_deferred), and the
+A level below the top leaves its top bytes to its caller (combine.emit_top_deferred), and the
 caller folds such deferred values into its combination (emit_level).
 """
 
@@ -78,29 +78,28 @@ def _call(p: Program, label: str, far: bool) -> None:
     (p.call if far else p.rcall)(label)
 
 
-def _frame_pair(p: Program, slot: int, regs: tuple[int, int], comment: str) -> None:
-    """regs to the two frame bytes at SP+1+slot, through Z."""
-    read_sp(p, 30)
-    add_const(p, 30, 1 + slot)
-    for q, reg in enumerate(regs):
-        p.std(Mem("Z", disp=q), reg, comment=comment if not q else "")
-
-
-def _after_child(p: Program, values: int, slot: int, name: str, second_at: int = 0) -> None:
-    """After the L or H call: the child's deferred values (d in r24, d_2 in r22) wait in their
-    frame slot for the combination.  second_at: d_2 (with its sign byte, r23) is rippled now
-    instead, into the child's bytes from second_at bytes above its top bytes (Z) on (H's, at
-    a level below the top: see emit_level)."""
-    if not values:
-        return
-    d = 24
+def _after_child(p: Program, values: int, slot: int | None, name: str, origin: int,
+                 second_at: int = 0) -> int:
+    """After the L or H call: Z reads the frame (frame_reader: returns the displacement still
+    to add), and the child's deferred values (d in r24, d_2 in r22) wait in their frame slot
+    (SP+1+slot) for the combination.  second_at: d_2 (with its sign byte, r23) is rippled
+    first instead, into the child's bytes from second_at bytes above its top bytes (Z) on (H's,
+    at a level below the top: see emit_level)."""
+    kept = (24, 22)[:values]
     if second_at:
-        d = 0  # out of the ripple's way: no allocation pool holds r0
-        p.mov(d, 24)
+        kept = (0,)  # d, out of the ripple's way: no allocation pool holds r0
+        p.mov(0, 24)
         p.movw(24, 22, comment=f"{name}'s (d_2, f_2)")
         p.adiw(30, second_at, comment=f"Z = where {name}'s second value lands")
         _ripple_child_top(p, second_at)
-    _frame_pair(p, slot, (d, 22), f"{name}'s deferred values wait for the combination")
+    shift = frame_reader(p, 30, origin)
+    if kept and 1 + shift + slot - origin + len(kept) > 64:  # beyond STD's reach of SP
+        add_const(p, 30, shift)
+        shift = 0
+    for q, reg in enumerate(kept):
+        p.std(Mem("Z", disp=1 + shift + slot - origin + q), reg,
+              comment="" if q else f"{name}'s deferred values wait for the combination")
+    return shift
 
 
 def _ripple_child_top(p: Program, nbytes: int) -> None:
@@ -177,7 +176,7 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     `origin` bytes above SP+1; alloc: this is the top level, which reserves that many bytes (the
     frames of the whole call chain, see build) on entry and releases them on return, and is the
     only level that finishes its own top bytes (a level below it leaves them to its caller,
-    sqr_base.emit_top_deferred, with H's first deferred value: see level_returns).  values:
+    combine.emit_top_deferred, with H's first deferred value: see level_returns).  values:
     the child leaves that many values unrippled in its top quarter, which this level folds
     into its combination, except for H's second below the top level: that would be a third
     value to pass on, so it is rippled after H's call (k/4 bytes)."""
@@ -197,15 +196,16 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
                   [("r", 24), ("a", 22)] + ([("b", 20)] if mul else []))
     p.comment(f"=== L = A_l {'* B_l' if mul else '^2'} ({8 * k} bits) ===")
     _call(p, child, far)
-    _after_child(p, values, lay.get("l_top"), "L")
+    shift = _after_child(p, values, lay.get("l_top"), "L", origin)
     p.comment(f"=== H = A_h {'* B_h' if mul else '^2'} ===")
-    shift = frame_reader(p, 30, origin)
     _ptr_to(p, 24, 1 + shift + ARG_SLOT["r"], 2 * k)
     _ptr_to(p, 22, 1 + shift + ARG_SLOT["a"], k)
     if mul:
         _ptr_to(p, 20, 1 + shift + ARG_SLOT["b"], k)
     _call(p, child, far)
-    _after_child(p, values, lay.get("h_top"), "H", k // 4 if values == 2 and not alloc else 0)
+    if values:
+        _after_child(p, values, lay["h_top"], "H", origin,
+                     k // 4 if values == 2 and not alloc else 0)
     _emit_differences(p, k, mul, origin, lay)
     p.comment(f"=== M = |A_l - A_h|{' * |B_l - B_h|' if mul else '^2'} into the frame ===")
     read_sp(p, 30, comment="SP: the frame is above it")
@@ -256,9 +256,11 @@ def level_returns(values: int) -> int:
 @memo_search
 def leaf_kernel(op: str, nbytes: int, variant: str, origin: int, choices: Choices) -> Kernel:
     """The fixed-size routine under the levels.  Its full frame, if it has one, is reserved by
-    the top level, `origin` bytes above the leaf's SP+1 (Kernel.caller_frame)."""
+    the top level, `origin` bytes above the leaf's SP+1 (Kernel.caller_frame).  It leaves its
+    top bytes to the lowest level where that measured cheaper (Kernel.top_deferred): a
+    squaring's, and a multiplication's with three levels (see karatsuba_mul)."""
     if op == "mul":
-        return karatsuba_mul(nbytes, variant, choices=choices, origin=origin)
+        return karatsuba_mul(nbytes, variant, choices=choices, origin=origin, defer_top=True)
     return fixed_square(nbytes, choices, origin=origin, defer_top=True)
 
 

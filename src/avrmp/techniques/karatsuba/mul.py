@@ -68,7 +68,7 @@ class Prelude:
 def emit_mul_node(
     p: Program, n: int, levels: int, a: Loc, b: Loc, out: Loc, frame: Frame, variant: str,
     choices: Choices, addend: Loc | None = None, entry: bool = False, z_at: Loc | None = None,
-    outer: OuterCombine | None = None, prelude: Prelude | None = None,
+    outer: OuterCombine | None = None, prelude: Prelude | None = None, defer_top: bool = False,
 ) -> Loc | None:
     """out[0..2n) = a[0..n) * b[0..n) with `levels` Karatsuba levels (1 = a base in registers),
     plus the n bytes at `addend` (two levels only: see emit_node_addend), which lie below out
@@ -76,7 +76,8 @@ def emit_mul_node(
     argument pointers are still in their registers); z_at: where Z points before the node;
     outer (two levels): the node's result feeds the parent's combination (emit_fused_combine)
     instead of going to out; prelude (two levels): the node's first block starts with it (see
-    Prelude).  Returns where Z points after it."""
+    Prelude); defer_top (three levels, the routine's top node): its top bytes are left to the
+    caller of a large routine's leaf (combine.Combination).  Returns where Z points after it."""
     node = None
     if addend is not None:
         if levels != 2 or addend.base != out.base or not 0 < out.off - addend.off <= 63 - 2 * n:
@@ -95,11 +96,13 @@ def emit_mul_node(
         z_at = _emit_l_and_h_nodes(p, n, levels, a, b, out, frame, variant, choices, entry, z_at)
     p.comment(f"=== {8 * n}-bit level: M = |A_l - A_h| * |B_l - B_h|, combine ===")
     if levels == 2:
+        assert not defer_top, "a deferred top needs three levels"
         return _emit_m_base(p, n // 2, a, b, out, frame, variant, choices, node, addend, outer,
                             z_at, prelude)
     if levels == 3 and out.base == "r":
-        _emit_m_fused(p, n // 2, a, b, out, frame, variant, choices, z_at)
+        _emit_m_fused(p, n // 2, a, b, out, frame, variant, choices, z_at, defer_top)
         return None
+    assert not defer_top, "a deferred top needs three levels"
     return _emit_m_node(p, n, levels, a, b, out, frame, variant, choices, z_at)
 
 
@@ -141,7 +144,7 @@ def _emit_m_base(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, var
 
 
 def _emit_m_fused(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, variant: str,
-                  choices: Choices, z_at: Loc | None) -> None:
+                  choices: Choices, z_at: Loc | None, defer_top: bool = False) -> None:
     """Three levels: the M child (a two-level node) feeds this combination directly, and its
     first block starts with the differences: its first base takes their low halves from the
     registers, and its M base finds its own operands and t already taken (emit_mem_absdiffs,
@@ -167,7 +170,7 @@ def _emit_m_fused(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, va
 
     emit_mul_node(p, k, 2, diffs, diffs + k, prod, frame, variant, choices, z_at=z_at,
                   outer=OuterCombine(k=k, r_off=out.off, t_slot=t_slot.off,
-                                     r_slot=frame.arg_slot("r")),
+                                     r_slot=frame.arg_slot("r"), defer=defer_top),
                   prelude=Prelude(a, b, differences, m_sign.off))
     frame.free(m_sign)
 
@@ -278,13 +281,18 @@ def level_options(n: int) -> list[int]:
 
 
 def karatsuba_mul(n: int, variant: str, levels: int | None = None,
-                  choices: Choices | None = None, origin: int | None = None) -> Kernel:
+                  choices: Choices | None = None, origin: int | None = None,
+                  defer_top: bool = False) -> Kernel:
     """The n-byte multiplication with `levels` levels, or (default) the fastest number: every
     candidate built and costed (a NOP-balanced branch costs the same either way, so the
     straight-path count is exact for both variants).  Bases under MIN_DEFAULT_BASE bytes are only
     built on request: their levels' overhead outweighs what they save, and building them takes
     most of the generation time.  origin: a subroutine of a large routine, whose full frame (if
-    the layout has one) the caller reserves (see _build_framed)."""
+    the layout has one) the caller reserves (see _build_framed); defer_top: with three levels
+    the routine leaves its top bytes to that caller (Kernel.top_deferred): they are in memory
+    there, and the ripple it spares outweighs the caller's fold.  With two, the top bytes are
+    still in registers when the M base finishes, and the fold would cost more than it spares
+    (768 / 1536 bits: 30 / 249 cycles more)."""
     choices = choices or Choices()
     options = level_options(n)
     if levels is not None and levels not in options:
@@ -296,16 +304,18 @@ def karatsuba_mul(n: int, variant: str, levels: int | None = None,
     candidates = [levels] if levels is not None else \
         [lv for lv in options if n >> (lv - 1) >= MIN_DEFAULT_BASE] or options
     return choices.choose("levels", candidates,
-                          lambda lv, c: build_levels(n, lv, variant, origin, choices=c),
+                          lambda lv, c: build_levels(n, lv, variant, origin, defer_top,
+                                                     choices=c),
                           cost=lambda kern: choices.cycles(kern.body))
 
 
 @memo_search
-def build_levels(n: int, levels: int, variant: str, origin: int | None,
+def build_levels(n: int, levels: int, variant: str, origin: int | None, defer_top: bool,
                  choices: Choices) -> Kernel:
     """The cheaper of the possible layouts: a 1-level routine may run without a stack frame
     (spilling only into the result buffer) or with one (more spill room); a 2-level one with a
-    small frame (the least spill room that allocates)."""
+    small frame (the least spill room that allocates).  defer_top: see karatsuba_mul."""
+    defer_top = defer_top and levels == 3
     layouts = {1: ("frameless", "framed"), 2: ("small frame", "framed")}.get(levels, ("framed",))
 
     def build(layout: str, c: Choices) -> Kernel:
@@ -316,7 +326,7 @@ def build_levels(n: int, levels: int, variant: str, origin: int | None,
                           [f"1 level of Karatsuba, base {n} bytes, no stack frame"])
         if layout == "small frame":
             return _least_spill_room(n, variant, c)
-        return _build_framed(n, levels, variant, c, origin)
+        return _build_framed(n, levels, variant, c, origin, defer_top)
 
     return choices.choose("layout", layouts, build, cost=lambda kern: choices.cycles(kern.body))
 
@@ -385,7 +395,7 @@ def _build_small_frame(n: int, variant: str, scratch: int, choices: Choices) -> 
 
 
 def _build_framed(n: int, levels: int, variant: str, choices: Choices,
-                  origin: int | None = None) -> Kernel:
+                  origin: int | None = None, defer_top: bool = False) -> Kernel:
     """The routine with a full frame: its own, or (origin given, a subroutine of a large
     routine) one the caller reserved `origin` bytes above SP+1, so no SP is written here
     (Kernel.caller_frame says how many bytes)."""
@@ -393,13 +403,14 @@ def _build_framed(n: int, levels: int, variant: str, choices: Choices,
     frame = Frame(origin or 0)
     body = Program()
     emit_mul_node(body, n, levels, Loc("a"), Loc("b"), Loc("r"), frame, variant, choices,
-                  entry=True)
+                  entry=True, defer_top=defer_top)
     size = frame.size - frame.origin
     open_frame(p, size, origin, [("r", 24), ("a", 22), ("b", 20)], sbiw=False)
     p.extend(body)
     note = f"{levels} levels of Karatsuba, base {n >> (levels - 1)} bytes, frame {size} bytes"
     if origin is not None:
-        return Kernel(p, {}, [note + " (reserved by the caller)"], caller_frame=size)
+        return Kernel(p, {}, [note + " (reserved by the caller)"], caller_frame=size,
+                      top_deferred=n // 2 if defer_top else 0)
     close_frame(p, size)
     return Kernel(p, {}, [note])
 

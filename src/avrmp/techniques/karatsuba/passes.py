@@ -10,8 +10,8 @@ from itertools import pairwise
 from ...blocks.arith import emit_ripple_mem
 from ...regalloc.vprogram import V, VProgram
 from ...target.avr.isa import Mem
+from .combine import emit_pair_out, emit_top_deferred
 from .frame import add_const
-from .sqr_base import emit_pair_out, emit_top_deferred
 
 ABSDIFF_KEPT = 23  # leading bytes of D held in registers between its two chains
 
@@ -77,7 +77,7 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
     each joining the Hbar chain as one signed addend whose sign byte that chain carries on;
     then H's d (and d_2 at the top level), for the top bytes, H_hi again: from byte k/2 (and
     3k/4) the ripple of (d, f) switches to d_H + f (and d_H2 + its sign).  defer: leave the top
-    bytes to the caller (sqr_base.emit_top_deferred: (d, f) in r24:r25) and, with values, H's
+    bytes to the caller (combine.emit_top_deferred: (d, f) in r24:r25) and, with values, H's
     d with its sign byte in r22:r23 (H_hi's quarter, unrippled).
 
     On entry X points at M (signed: at t), Y at R+k, Z at R+2k and r25:r24 at R."""

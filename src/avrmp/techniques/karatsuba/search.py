@@ -100,18 +100,19 @@ RECOLOR_POOL = range(2, 32)  # a pointer a block pushes lends its registers to d
 LIVE_AFTER_BLOCK = frozenset(range(32)) - set(BASE_POOL)  # what a block leaves in registers
 
 
-def colours_of(code: Program) -> str:
-    """The block's exact recolouring (regalloc/recolor.py), to record."""
-    return find_colours(code.items, RECOLOR_POOL, LIVE_AFTER_BLOCK)
+def colours_of(code: Program, live_out: frozenset[int] = LIVE_AFTER_BLOCK) -> str:
+    """The block's exact recolouring (regalloc/recolor.py), to record; live_out: the registers
+    read after it."""
+    return find_colours(code.items, RECOLOR_POOL, live_out)
 
 
-def recolored(code: Program, colours: str) -> Program:
+def recolored(code: Program, colours: str,
+              live_out: frozenset[int] = LIVE_AFTER_BLOCK) -> Program:
     """The block with its recorded colouring applied, then its signed arms' shared ends merged
     (after: the recorded colourings name the values of the code as allocated)."""
     out = Program()
     try:
-        out.items = merge_shared_ends(recolor(code.items, RECOLOR_POOL, LIVE_AFTER_BLOCK,
-                                              colours))
+        out.items = merge_shared_ends(recolor(code.items, RECOLOR_POOL, live_out, colours))
     except ColouringMismatch as e:
         raise StaleChoices(f"{e}: regenerate without recorded choices (avrmp gen --tune)") from e
     return out
@@ -119,16 +120,18 @@ def recolored(code: Program, colours: str) -> Program:
 
 def run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int,
              emit: Callable[[VProgram, str, dict], None], space: Space, choices: Choices,
-             name: str = "base", labels: Program | None = None) -> None:
+             name: str = "base", labels: Program | None = None,
+             live_out: frozenset[int] = LIVE_AFTER_BLOCK) -> None:
     """Emit a block in its cheapest form; emit(vp, variant, opts) emits it with BaseForm(**opts).
     The choice (variant, form, eviction preference, defragmentation) is recorded as `name`,
-    with the block's exact recolouring inside it; replaying, only the recorded one is emitted."""
+    with the block's exact recolouring inside it; replaying, only the recorded one is emitted.
+    live_out: the registers read after the block (the recolouring keeps them)."""
     labels = labels or p
     if choices.searching:
         best = search_block(spill, variant, scratch, m, emit, space, labels, choices.core)
-        colours = colours_of(best.code)
+        colours = colours_of(best.code, live_out)
         choices.record(name, Trial(best.pick, None, best.cycles, [Decision("colours", colours)]))
-        p.extend(recolored(best.code, colours))
+        p.extend(recolored(best.code, colours, live_out))
         return
 
     def replay(pick: dict, sub: Choices) -> None:
@@ -140,8 +143,8 @@ def run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int,
         if found is None:
             raise StaleChoices(f"the recorded {name} form no longer allocates: regenerate "
                                "without recorded choices (avrmp gen --tune)")
-        colours = sub.decide_late("colours", lambda: colours_of(found.code))
-        p.extend(recolored(found.code, colours))
+        colours = sub.decide_late("colours", lambda: colours_of(found.code, live_out))
+        p.extend(recolored(found.code, colours, live_out))
 
     choices.replay(name, replay)
 
@@ -188,7 +191,8 @@ def run_base(p: Program, spill: list[Mem], variant: str, m: int, a: Src, b: Src,
                   keep_scratch=role.outer is not None, own_z=role.owns_z)
     run_best(p, spill, variant, scratch, m,
              lambda vp, v, opts: emit_base(vp, m, a, b, v, role, BaseForm(**opts)), space,
-             choices, labels=labels)
+             choices, labels=labels,
+             live_out=LIVE_AFTER_BLOCK | ({24, 25} if role.defers_top else set()))
 
 
 def run_block(p: Program, vp: VProgram, spill: list[Mem]) -> None:

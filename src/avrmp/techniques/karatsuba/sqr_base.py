@@ -18,7 +18,7 @@ from ...blocks.arith import emit_abs_diff, emit_ripple
 from ...blocks.pointers import load_disp, store_disp
 from ...blocks.square import emit_square
 from ...regalloc.vprogram import V, VProgram
-from .combine import HbarLoads
+from .combine import HbarLoads, emit_top_deferred
 from .frame import free_y
 from .middle import emit_low_half, emit_u
 from .regs import emit_zero
@@ -138,24 +138,6 @@ class SqrBase:
         if not parent:
             store_disp(p, "Z", out_off + k, u + top, "r")
         return L[:k] + u + top
-
-
-def emit_pair_out(p: VProgram, d: V, f: V, lo: int, comment: str) -> None:
-    """(d, f) to the fixed pair r[lo+1]:r[lo], through r0:r1, which no allocation pool holds, so
-    the moves cannot clobber each other."""
-    p.mov(0, d)
-    p.mov(1, f)
-    p.movw(lo, 0, comment=comment)
-
-
-def emit_top_deferred(p: VProgram, d: V, f: V, ptr: int, off: int) -> None:
-    """Leave the top bytes of a square to the caller (large.emit_level folds them into its
-    combination): (d, f) to r24:r25; Z to the top bytes at r[ptr+1]:r[ptr] + off."""
-    emit_pair_out(p, d, f, 24, "(d, f) for the caller")
-    if ptr != 30:
-        p.movw(30, ptr)
-    if off:
-        p.adiw(30, off, comment="Z = the top bytes, not yet rippled")
 
 
 class LazyZ(Sequence):
