@@ -69,6 +69,11 @@ GEN_ERRORS = [
     (["mul", "--bits", "16", "--name", "1bad"], "C identifier"),
     (["mul", "--algo", "product-scanning"], "--bits is required"),
     (["mul", "--bits", "16", "--algo", ""], "--algo ''"),
+    # buffers and stack beyond SRAM (1 KB of operands and result, about 1.1 KB of frames)
+    (["mul", "--bits", "2048", "--algo", "karatsuba", "--mcu", "atmega328p"], "bytes of SRAM"),
+    (["mul", "--target", "host64", "--repr", "radix64", "--bits", "256"], "not --bits"),
+    (["mul", "--target", "host64", "--repr", "radix51", "--mcu", "attiny85"], "not --mcu"),
+    (["mul", "--target", "arm7tdmi", "--bits", "64", "--mcu", "attiny85"], "no MCU"),
 ]
 
 
@@ -84,6 +89,20 @@ def test_gen_bad_input(args, needle, tmp_path, capsys) -> None:
 def test_gen_missing_output_dir_argument(capsys) -> None:
     status, _, err = run(["gen", "mul", "--bits", "16"], capsys)
     assert_one_error(status, err, "-o/--out")
+    status, _, err = run(["gen", "mul", "--bits", "16", "-o", ""], capsys)
+    assert_one_error(status, err, "empty path")
+
+
+def test_arm_routine_rebuilds_and_is_not_profiled(tmp_path, capsys) -> None:
+    status, out, _ = run(["gen", "mul", "--target", "arm7tdmi", "--bits", "64", "-o",
+                          tmp_path / "a"], capsys)
+    assert status == 0
+    asm = Path(out.split()[0])
+    status, out, _ = run(["rebuild", asm, "-o", tmp_path / "b"], capsys)
+    assert status == 0 and "identical to" in out
+    status, _, err = run(["profile", asm, "--symbol", asm.stem, "--bits", "64", "--op", "mul"],
+                         capsys)
+    assert_one_error(status, err, "ARM7TDMI routine")
 
 
 def test_gen_unwritable_output(tmp_path, capsys) -> None:

@@ -10,6 +10,7 @@ import dataclasses
 import json
 import sys
 import tempfile
+from itertools import islice
 from pathlib import Path
 
 from . import __version__
@@ -74,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_request_args(g)
     _add_target_arg(g, host64=True)
     g.add_argument("--name", default="", help="symbol name (default avrmp_OPBITS_ALGO)")
-    g.add_argument("-o", "--out", type=Path, required=True, help="output directory")
+    g.add_argument("-o", "--out", type=_out_dir, required=True, help="output directory")
     g.add_argument("--dialect", choices=tuple(DIALECTS), default="gnu",
                    help="assembler syntax: gnu (NAME.S, avr-gcc) or avrasm2 (NAME.asm, Microchip "
                    "Studio, avra)")
@@ -84,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("rebuild", help="rebuild a generated routine from its .S header alone")
     r.add_argument("file", type=Path, help="a .S (or AVRASM2 .asm) written by avrmp gen")
-    r.add_argument("-o", "--out", type=Path, required=True, help="output directory")
+    r.add_argument("-o", "--out", type=_out_dir, required=True, help="output directory")
 
     t = sub.add_parser("tune", help="search routines' choices and record them in the tuned table")
     _add_request_args(t, op_required=False)
@@ -142,7 +143,7 @@ def _add_best_parser(sub) -> None:
     b.add_argument("--branched", action="store_true",
                    help="NOP-balanced branches allowed (constant cycles, not constant traces)")
     b.add_argument("--name", default="", help="symbol name of the winner")
-    b.add_argument("-o", "--out", type=Path, required=True, help="output directory")
+    b.add_argument("-o", "--out", type=_out_dir, required=True, help="output directory")
 
 
 def _add_uecc_parser(sub) -> None:
@@ -156,7 +157,7 @@ def _add_uecc_parser(sub) -> None:
                    help="bytes of code at most per routine (looped routines fit small parts)")
     u.add_argument("--tests", type=int, default=1000, help="random inputs per size")
     u.add_argument("--seed", type=int, help="replay an earlier run's inputs")
-    u.add_argument("-o", "--out", type=Path, required=True,
+    u.add_argument("-o", "--out", type=_out_dir, required=True,
                    help=f"output directory (writes {DROP_IN_FILE})")
 
 
@@ -175,7 +176,7 @@ def _add_bundle_parser(sub) -> None:
     b.add_argument("--max-flash", type=int, help="bytes of code at most per routine")
     b.add_argument("--tests", type=int, default=1000, help="random inputs per routine and part")
     b.add_argument("--seed", type=int, help="replay an earlier run's inputs")
-    b.add_argument("-o", "--out", type=Path, required=True, help="the library folder to write")
+    b.add_argument("-o", "--out", type=_out_dir, required=True, help="the library folder to write")
 
 
 def _add_verify_parser(sub) -> None:
@@ -239,6 +240,13 @@ def _add_bench_parser(sub) -> None:
                    help="replace the table between the bench markers in this markdown file")
 
 
+def _out_dir(text: str) -> Path:
+    """-o: a directory path (an empty one would silently mean the current directory)."""
+    if not text:
+        raise argparse.ArgumentTypeError("empty path: name the output directory ('.' for here)")
+    return Path(text)
+
+
 def _spec_from(args: argparse.Namespace) -> Spec:
     if args.algo == "":
         raise AvrmpError("--algo '': name an algorithm (see avrmp list) or leave --algo out")
@@ -270,6 +278,8 @@ def cmd_gen(args: argparse.Namespace) -> int:
         raise AvrmpError("--repr applies to --target host64 only")
     if args.target != "avr" and (args.dialect != "gnu" or args.tune):
         raise AvrmpError(f"--target {args.target}: GNU as only, and nothing to --tune")
+    if args.target != "avr" and args.mcu != DEFAULT_MCU:
+        raise AvrmpError(f"--mcu {args.mcu}: --target {args.target} has no MCU to choose")
     routine = generate(_spec_from(args), tune=args.tune)
     asm, hdr = write_routine(routine, args.out, args.dialect)
     print(f"{asm}\n{hdr}")
@@ -280,6 +290,15 @@ def _gen_host64(args: argparse.Namespace) -> int:
     """The representation's .c and .h, verified against Python ints before they are written."""
     if not args.repr:
         raise AvrmpError("--target host64 needs --repr (radix64, radix51 or double)")
+    ignored = [opt for opt, given in (
+        ("--bits", args.bits is not None), ("--algo", args.algo is not None),
+        ("--variant", args.variant != "branchfree"), ("--mcu", args.mcu != DEFAULT_MCU),
+        ("--levels", args.levels is not None), ("--d", args.d is not None),
+        ("--e", args.e is not None), ("--looped", args.looped), ("--tune", args.tune),
+        ("--dialect", args.dialect != "gnu")) if given]
+    if ignored:
+        raise AvrmpError(f"--target host64 takes OP, --repr, --name and -o only, not {ignored[0]}: "
+                         "its files carry every operation for 255-bit integers")
     if args.op not in ("mul", "add", "sub"):
         raise AvrmpError(f"--target host64 does not do {args.op}: its files serve mul, add, sub")
     source = emit(args.repr, args.name or None)
@@ -426,6 +445,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_profile(args: argparse.Namespace) -> int:
     _readable_asm(args.file)
+    with open(args.file, errors="replace") as f:
+        if any(line.startswith("@ spec:") for line in islice(f, 8)):
+            raise AvrmpError(f"{args.file} is an ARM7TDMI routine: profile runs AVR routines in "
+                             "simavr (avrmp verify --target arm7tdmi times ARM ones)")
     nbytes = _avr_operand_bytes(args)
     require_sram(args.op, nbytes, args.mcu)
     with tempfile.TemporaryDirectory(prefix="avrmp-") as tmp:

@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..errors import AvrmpError
-from ..routine.generate import generate
+from ..routine.generate import generate, stack_bound
 from ..spec import Spec
 from ..target.avr.parts import DEFAULT_MCU, get_mcu
 from ..techniques.karatsuba.large import level_options as large_levels
-from ..techniques.karatsuba.large import stack_estimate
 from ..techniques.karatsuba.mul import level_options as fixed_mul_levels
 from ..techniques.registry import ALGORITHMS
 
@@ -85,12 +84,8 @@ def runs_on_mcu(spec: Spec) -> bool:
     """Whether the routine fits the MCU: operand buffers (with the runner's guards) plus stack in
     SRAM, and the generated code in flash (and in RCALL reach for the no-MUL subroutine)."""
     mcu = get_mcu(spec.mcu)
-    n = spec.operand_bytes
-    buffers = spec.result_bytes + spec.n_inputs * n + 16 * (spec.n_inputs + 2)
-    stack = 48 + 20 + (n + 8 if spec.looped and spec.algo == "operand-caching" else 8)
-    if spec.algo == "karatsuba":  # large Karatsuba: frames of its memory levels
-        stack += stack_estimate(spec.op, n, spec.levels, mcu.pc_bytes)
-    if buffers + stack > mcu.sram_bytes:
+    buffers = spec.result_bytes + spec.n_inputs * spec.operand_bytes + 16 * (spec.n_inputs + 2)
+    if buffers + 48 + stack_bound(spec) > mcu.sram_bytes:  # 48: the runner's own stack
         return False
     try:
         generate(spec)

@@ -10,6 +10,7 @@ import json
 from ..errors import AvrmpError
 from ..spec import Spec
 from ..target.avr.parts import MCUS, get_mcu
+from ..techniques.karatsuba.large import stack_estimate
 from ..techniques.kernel import Kernel
 from ..techniques.nomul import lower
 from ..tuning import table
@@ -23,6 +24,7 @@ def generate(spec: Spec, tune: bool = False, record: list[Decision] | None = Non
     from the tuned table, else (or with tune) by a search."""
     if spec.target == "arm7tdmi":
         return generate_arm(spec)  # no searched choices: one build per technique and size
+    require_room(spec)
     tuned = record is None and not tune
     if tuned:
         record = table.lookup(table_key(spec))
@@ -34,13 +36,36 @@ def generate(spec: Spec, tune: bool = False, record: list[Decision] | None = Non
             raise
         kernel = _kernel(_kernel_key(spec), None)  # the table is behind the generator: search
     routine = wrap(spec, kernel)
-    flash = get_mcu(spec.mcu).flash_bytes
-    if routine.code_bytes > flash:
+    mcu = get_mcu(spec.mcu)
+    if routine.code_bytes > mcu.flash_bytes:
         raise AvrmpError(
-            f"{spec.symbol} needs {routine.code_bytes} bytes of flash but {spec.mcu} has {flash}: "
-            "choose a looped or subquadratic algorithm, or a smaller size"
+            f"{spec.symbol} needs {routine.code_bytes} bytes of flash but {spec.mcu} has "
+            f"{mcu.flash_bytes}: choose a looped or subquadratic algorithm, or a smaller size"
         )
     return routine
+
+
+def require_room(spec: Spec) -> None:
+    """AvrmpError unless one call's operands, result and stack fit the part's SRAM."""
+    data = spec.result_bytes + spec.n_inputs * spec.operand_bytes
+    sram = get_mcu(spec.mcu).sram_bytes
+    if data + stack_bound(spec) > sram:
+        raise AvrmpError(
+            f"{spec.symbol} needs up to {stack_bound(spec)} bytes of stack besides {data} bytes "
+            f"of operands and result, more than {spec.mcu}'s {sram} bytes of SRAM: choose a "
+            "smaller size or a larger part"
+        )
+
+
+def stack_bound(spec: Spec) -> int:
+    """An upper bound on the stack a call of the routine takes: the return address and the
+    saved registers (20 bytes), and its frame (looped operand caching: n + 8; a large
+    Karatsuba routine: the frames of its memory levels and its leaf)."""
+    n = spec.operand_bytes
+    frame = n + 8 if spec.looped and spec.algo == "operand-caching" else 8
+    if spec.algo == "karatsuba":
+        frame += stack_estimate(spec.op, n, spec.levels, get_mcu(spec.mcu).pc_bytes)
+    return 20 + frame
 
 
 def table_key(spec: Spec) -> str:

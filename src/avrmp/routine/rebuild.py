@@ -12,12 +12,12 @@ from ..tuning.choices import parse
 from .generate import generate
 from .wrapper import Routine
 
-SPEC_LINE = re.compile(r"^; spec: (?P<fields>.*)$")
+SPEC_LINE = re.compile(r"^[;@] spec: (?P<fields>.*)$")  # AVR and ARM comment characters
 INT_FIELDS = ("bits", "levels", "d", "e")
 
 
 def spec_from_header(lines: list[str], path: Path) -> Spec:
-    """The Spec written on a generated .S file's `; spec:` line."""
+    """The Spec written on a generated .S file's `; spec:` (ARM: `@ spec:`) line."""
     match = next((m for m in map(SPEC_LINE.match, lines) if m), None)
     if match is None:
         raise AvrmpError(f"{path} has no '; spec:' line: rebuild takes a .S written by avrmp gen")
@@ -44,6 +44,8 @@ def rebuild(path: Path) -> Routine:
     except (OSError, UnicodeDecodeError) as e:
         raise AvrmpError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
     spec = spec_from_header(lines, path)
+    if spec.target == "arm7tdmi":
+        return generate(spec)  # its generator makes no searched choices to record
     record = parse(lines)
     if record is None:
         raise AvrmpError(f"{path} records no choices (written by an older avrmp?): generate it "
