@@ -445,10 +445,14 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_profile(args: argparse.Namespace) -> int:
     _readable_asm(args.file)
-    with open(args.file, errors="replace") as f:
-        if any(line.startswith("@ spec:") for line in islice(f, 8)):
-            raise AvrmpError(f"{args.file} is an ARM7TDMI routine: profile runs AVR routines in "
-                             "simavr (avrmp verify --target arm7tdmi times ARM ones)")
+    try:
+        with open(args.file, errors="replace") as f:
+            arm = any(line.startswith("@ spec:") for line in islice(f, 8))
+    except OSError as e:
+        raise AvrmpError(f"cannot read {args.file}: {e.strerror}") from None
+    if arm:
+        raise AvrmpError(f"{args.file} is an ARM7TDMI routine: profile runs AVR routines in "
+                         "simavr (avrmp verify --target arm7tdmi times ARM ones)")
     nbytes = _avr_operand_bytes(args)
     require_sram(args.op, nbytes, args.mcu)
     with tempfile.TemporaryDirectory(prefix="avrmp-") as tmp:
