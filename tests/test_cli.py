@@ -407,3 +407,20 @@ def test_subprocess_error_is_one_line() -> None:
     assert_one_error(proc.returncode, proc.stderr, "--levels")
     proc = _cli([])
     assert_one_error(proc.returncode, proc.stderr)
+
+
+def test_gen_says_when_it_searches(tmp_path, capsys, monkeypatch) -> None:
+    """On a terminal a search that outlasts SLOW_NOTICE_AFTER says so; a routine from the tuned
+    table, or stderr piped, prints nothing there."""
+    import avrmp.cli
+
+    search = ["gen", "mul", "--bits", "24", "--algo", "karatsuba", "--tune", "-o", tmp_path]
+    status, _, err = run(search, capsys)
+    assert status == 0 and err == ""
+    monkeypatch.setattr(avrmp.cli, "SLOW_NOTICE_AFTER", 0.0)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    status, _, err = run(search, capsys)
+    assert status == 0 and "searching the choices for avrmp_mul24_karatsuba" in err
+    status, _, err = run(["gen", "mul", "--bits", "256", "--algo", "karatsuba", "-o", tmp_path],
+                         capsys)
+    assert status == 0 and err == ""

@@ -6,10 +6,12 @@ Every error a user can cause ends in one line on stderr and exit status 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import sys
 import tempfile
+import threading
 from itertools import islice
 from pathlib import Path
 
@@ -280,10 +282,31 @@ def cmd_gen(args: argparse.Namespace) -> int:
         raise AvrmpError(f"--target {args.target}: GNU as only, and nothing to --tune")
     if args.target != "avr" and args.mcu != DEFAULT_MCU:
         raise AvrmpError(f"--mcu {args.mcu}: --target {args.target} has no MCU to choose")
-    routine = generate(_spec_from(args), tune=args.tune)
+    spec = _spec_from(args)
+    searching = args.tune or (spec.target == "avr" and table.lookup(table_key(spec)) is None)
+    with _notice_if_slow(searching, f"avrmp: searching the choices for {spec.symbol} (not in "
+                         "the tuned table, or --tune); this can take minutes: avrmp tune "
+                         "records them"):
+        routine = generate(spec, tune=args.tune)
     asm, hdr = write_routine(routine, args.out, args.dialect)
     print(f"{asm}\n{hdr}")
     return 0
+
+
+SLOW_NOTICE_AFTER = 3.0  # seconds of generation before gen says that it is searching
+
+
+@contextlib.contextmanager
+def _notice_if_slow(when: bool, text: str):
+    """On a terminal (and when), print text to stderr once the block has run SLOW_NOTICE_AFTER
+    seconds (a search for a routine the tuned table lacks is silent otherwise)."""
+    timer = threading.Timer(SLOW_NOTICE_AFTER, lambda: print(text, file=sys.stderr, flush=True))
+    if when and sys.stderr.isatty():
+        timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 def _gen_host64(args: argparse.Namespace) -> int:
