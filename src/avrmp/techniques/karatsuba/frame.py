@@ -173,10 +173,15 @@ def frame_reader(p: Emitter, lo: int, origin: int = 0) -> int:
 def frame_shift(p: Emitter, lo: int, origin: int) -> int:
     """The pair at lo holds SP: move it to the frame if the pointer slots are out of LDD's reach;
     returns the displacement still to add (see frame_reader)."""
-    if 1 + origin + SCRATCH_OFF <= 63:
-        return origin
-    add_const(p, lo, origin)
-    return 0
+    shift = reader_shift(origin)
+    add_const(p, lo, origin - shift)
+    return shift
+
+
+def reader_shift(origin: int) -> int:
+    """The displacement frame_reader leaves to add: the origin itself while the pointer slots
+    are within LDD's reach of SP, else 0 (the reader is moved to the frame)."""
+    return origin if 1 + origin + SCRATCH_OFF <= 63 else 0
 
 
 def free_y(p: Emitter, scratch: int, scratch_off: int | None = None) -> None:

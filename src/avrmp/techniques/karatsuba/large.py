@@ -43,6 +43,7 @@ from .frame import (
     add_const,
     frame_reader,
     frame_shift,
+    reader_shift,
     save_pointers,
     set_pointers,
 )
@@ -68,10 +69,10 @@ def _ptr_to(p: Program, lo: int, base_slot: int, off: int) -> None:
     add_const(p, lo, off)
 
 
-def _frame_ptr(p: Program, lo: int, off: int) -> None:
-    """r[lo+1]:r[lo] = SP + 1 + off (Z must hold SP)."""
+def _frame_ptr(p: Program, lo: int, off: int, z_at: int = -1) -> None:
+    """r[lo+1]:r[lo] = SP + 1 + off, Z holding SP + 1 + z_at (by default SP)."""
     p.movw(lo, 30)
-    add_const(p, lo, 1 + off)
+    add_const(p, lo, off - z_at)
 
 
 def _call(p: Program, label: str, far: bool) -> None:
@@ -109,19 +110,20 @@ def _ripple_child_top(p: Program, nbytes: int) -> None:
     _run(p, vp)
 
 
-def _push_deferred(p: Program, lay: dict[str, int], values: int, mul: bool, top: bool) -> int:
+def _push_deferred(p: Program, k: int, lay: dict[str, int], values: int, mul: bool,
+                   top: bool) -> int:
     """After M's call (its deferred values d in r24, d_2 in r22): each value with the others
     that land on the same bytes of U, in reverse of the order the combination pops them
     (passes.level_combine): H's for the top bytes (d_2 only at the top level, see emit_level),
     s = d_L -/+ d_M + d_H for U_hi[k/2] and s_2 (+ d_H2 at the top level) for U_hi[3k/4], L's
-    for U_lo.  Returns the bytes pushed."""
+    for U_lo.  M's call left Z on its top bytes, 3k/2 bytes into M (the internal convention);
+    Z is left on t (multiplication) or on L's slot (squaring).  Returns the bytes pushed."""
     p.comment("the children's deferred values, summed where they land and pushed")
     second = values == 2
     m_values = (24, 22) if second else (24,)
     # L's d, H's d and s in r18, r20, r24; L's d_2 and s_2 in r19, r22; H's d_2 in r21
     used = {18, 20, 24} | ({19, 22} if second else set()) | ({21} if second and top else set())
-    read_sp(p, 30)
-    add_const(p, 30, 1 + lay["l_top"])
+    add_const(p, 30, lay["l_top"] - (lay["m"] + 3 * k // 2))  # Z -> L's slot
     for q, reg in enumerate((18, 19, 20, 21)):  # L's slot, then H's (adjacent)
         if reg in used:
             p.ldd(reg, Mem("Z", disp=q))
@@ -208,17 +210,20 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
                      k // 4 if values == 2 and not alloc else 0)
     _emit_differences(p, k, mul, origin, lay)
     p.comment(f"=== M = |A_l - A_h|{' * |B_l - B_h|' if mul else '^2'} into the frame ===")
-    read_sp(p, 30, comment="SP: the frame is above it")
-    _frame_ptr(p, 24, lay["m"])
-    _frame_ptr(p, 22, lay["da"])
+    z_at = lay["t"] if mul else lay["m"]  # where the differences left Z
+    _frame_ptr(p, 24, lay["m"], z_at)
+    _frame_ptr(p, 22, lay["da"], z_at)
     if mul:
-        _frame_ptr(p, 20, lay["db"])
+        _frame_ptr(p, 20, lay["db"], z_at)
     _call(p, child, far)
     if values:
-        pushed = _push_deferred(p, lay, values, mul, bool(alloc))
+        pushed = _push_deferred(p, k, lay, values, mul, bool(alloc))
         origin += pushed  # SP has moved down: the frame is further above it
         lay = {name: off + pushed for name, off in lay.items()}
-    shift = frame_reader(p, 30, origin)
+        shift = reader_shift(origin)  # Z as frame_reader sets it, from where the pushes left it
+        add_const(p, 30, origin - shift - (1 + (lay["t"] if mul else lay["l_top"])))
+    else:
+        shift = frame_reader(p, 30, origin)
     r_slot = 1 + shift + ARG_SLOT["r"]
     p.ldd(24, Mem("Z", disp=r_slot), comment="r, for the combination's pointers")
     p.ldd(25, Mem("Z", disp=r_slot + 1))
