@@ -79,10 +79,13 @@ def emit_pair_out(p: VProgram, d: V, f: V, lo: int, comment: str) -> None:
     p.movw(lo, 0, comment=comment)
 
 
+TOP_RETURN = frozenset({24, 25})  # where a deferred top's (d, f) is returned
+
+
 def emit_top_deferred(p: VProgram, d: V, f: V, ptr: int, off: int) -> None:
     """Leave a leaf's or a level's top bytes to its caller (large.emit_level folds them into its
-    combination): (d, f) to r24:r25; Z to the top bytes at r[ptr+1]:r[ptr] + off."""
-    emit_pair_out(p, d, f, 24, "(d, f) for the caller")
+    combination): (d, f) to r24:r25 (TOP_RETURN); Z to the top bytes at r[ptr+1]:r[ptr] + off."""
+    emit_pair_out(p, d, f, min(TOP_RETURN), "(d, f) for the caller")
     if ptr != 30:
         p.movw(30, ptr)
     if off:

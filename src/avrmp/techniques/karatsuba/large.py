@@ -111,13 +111,14 @@ def _ripple_child_top(p: Program, nbytes: int) -> None:
 
 
 def _push_deferred(p: Program, k: int, lay: dict[str, int], values: int, mul: bool,
-                   top: bool) -> int:
+                   top: bool) -> tuple[int, int]:
     """After M's call (its deferred values d in r24, d_2 in r22): each value with the others
     that land on the same bytes of U, in reverse of the order the combination pops them
     (passes.level_combine): H's for the top bytes (d_2 only at the top level, see emit_level),
     s = d_L -/+ d_M + d_H for U_hi[k/2] and s_2 (+ d_H2 at the top level) for U_hi[3k/4], L's
-    for U_lo.  M's call left Z on its top bytes, 3k/2 bytes into M (the internal convention);
-    Z is left on t (multiplication) or on L's slot (squaring).  Returns the bytes pushed."""
+    for U_lo.  M's call left Z on its top bytes, 3k/2 bytes into M (the internal convention).
+    Returns the bytes pushed and the frame offset Z is left at (SP+1+offset before the pushes:
+    t, multiplication, or L's slot)."""
     p.comment("the children's deferred values, summed where they land and pushed")
     second = values == 2
     m_values = (24, 22) if second else (24,)
@@ -145,7 +146,7 @@ def _push_deferred(p: Program, k: int, lay: dict[str, int], values: int, mul: bo
     order = [reg for reg in (21, 20, 22, 24, 19, 18) if reg in used]
     for reg in order:
         p.push(reg)
-    return len(order)
+    return len(order), lay["t"] if mul else lay["l_top"]
 
 
 # --- the routine -----------------------------------------------------------------------------------
@@ -208,20 +209,19 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     if values:
         _after_child(p, values, lay["h_top"], "H", origin,
                      k // 4 if values == 2 and not alloc else 0)
-    _emit_differences(p, k, mul, origin, lay)
+    z_at = _emit_differences(p, k, mul, origin, lay)
     p.comment(f"=== M = |A_l - A_h|{' * |B_l - B_h|' if mul else '^2'} into the frame ===")
-    z_at = lay["t"] if mul else lay["m"]  # where the differences left Z
     _frame_ptr(p, 24, lay["m"], z_at)
     _frame_ptr(p, 22, lay["da"], z_at)
     if mul:
         _frame_ptr(p, 20, lay["db"], z_at)
     _call(p, child, far)
     if values:
-        pushed = _push_deferred(p, k, lay, values, mul, bool(alloc))
+        pushed, z_at = _push_deferred(p, k, lay, values, mul, bool(alloc))
         origin += pushed  # SP has moved down: the frame is further above it
         lay = {name: off + pushed for name, off in lay.items()}
         shift = reader_shift(origin)  # Z as frame_reader sets it, from where the pushes left it
-        add_const(p, 30, origin - shift - (1 + (lay["t"] if mul else lay["l_top"])))
+        add_const(p, 30, origin - shift - (1 + z_at + pushed))
     else:
         shift = frame_reader(p, 30, origin)
     r_slot = 1 + shift + ARG_SLOT["r"]
@@ -238,8 +238,9 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     p.ret()
 
 
-def _emit_differences(p: Program, k: int, mul: bool, origin: int, lay: dict[str, int]) -> None:
-    """|A_l - A_h| (and |B_l - B_h| and t) into the frame."""
+def _emit_differences(p: Program, k: int, mul: bool, origin: int, lay: dict[str, int]) -> int:
+    """|A_l - A_h| (and |B_l - B_h| and t) into the frame; returns the frame offset Z is left at
+    (SP+1+offset): t (multiplication), or M, just after |A_l - A_h| (emit_sub_absdiff)."""
     vp = VProgram()
     set_pointers(vp, origin=origin, X=Loc("a"), Y=Loc("a", k), Z=Loc("frame", lay["da"]))
     mask = emit_sub_absdiff(vp, k, "A")
@@ -250,6 +251,7 @@ def _emit_differences(p: Program, k: int, mul: bool, origin: int, lay: dict[str,
         set_pointers(vp, origin=origin, Z=Loc("frame", lay["t"]))
         vp.st(Mem("Z"), mask, comment="t, just below M")
     _run(p, vp, ABSDIFF_POOL)
+    return lay["t"] if mul else lay["da"] + k
 
 
 def level_returns(values: int) -> int:

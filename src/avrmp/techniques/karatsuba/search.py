@@ -15,6 +15,7 @@ from ...regalloc.vprogram import AllocationError, VProgram
 from ...target.avr.isa import Mem
 from ...tuning.choices import Choices, Decision, StaleChoices, Trial
 from .base import BaseForm, BaseRole, Src, emit_base
+from .combine import TOP_RETURN
 from .regs import ROWS_UPTO
 
 BASE_POOL = list(range(2, 26))
@@ -192,7 +193,7 @@ def run_base(p: Program, spill: list[Mem], variant: str, m: int, a: Src, b: Src,
     run_best(p, spill, variant, scratch, m,
              lambda vp, v, opts: emit_base(vp, m, a, b, v, role, BaseForm(**opts)), space,
              choices, labels=labels,
-             live_out=LIVE_AFTER_BLOCK | ({24, 25} if role.defers_top else set()))
+             live_out=LIVE_AFTER_BLOCK | (TOP_RETURN if role.defers_top else frozenset()))
 
 
 def run_block(p: Program, vp: VProgram, spill: list[Mem]) -> None:
