@@ -35,6 +35,7 @@ from ..kernel import Kernel
 from .base import BaseForm, BaseRole, NodeAddend, Src, emit_base, first_and_second
 from .combine import OuterCombine, emit_mem_absdiffs, emit_mem_add_l1, emit_mem_combine
 from .frame import (
+    ARG_SLOT,
     SCRATCH,
     Frame,
     Loc,
@@ -72,7 +73,8 @@ def emit_mul_node(
 ) -> Loc | None:
     """out[0..2n) = a[0..n) * b[0..n) with `levels` Karatsuba levels (1 = a base in registers),
     plus the n bytes at `addend` (two levels only: see emit_node_addend), which lie below out
-    within 63 - 2n bytes and are free once added.  entry: this node starts the routine (the
+    within 63 - 2n bytes and are free once added (Z stays below the addend when the node's
+    bytes are within its reach).  entry: this node starts the routine (the
     argument pointers are still in their registers); z_at: where Z points before the node;
     outer (two levels): the node's result feeds the parent's combination (emit_fused_combine)
     instead of going to out; prelude (two levels): the node's first block starts with it (see
@@ -82,7 +84,11 @@ def emit_mul_node(
     if addend is not None:
         if levels != 2 or addend.base != out.base or not 0 < out.off - addend.off <= 63 - 2 * n:
             raise AssertionError("a node addend needs two levels and a result just above it")
-        node = NodeAddend(e_off=0, r_off=out.off - addend.off)
+        # Z stays where it is if the node's bytes are within reach of it (no ADIW to the addend)
+        stay = z_at is not None and z_at.base == addend.base and z_at.off <= addend.off \
+            and out.off + 2 * n - z_at.off <= 64
+        z_home = z_at if stay else addend
+        node = NodeAddend(e_off=addend.off - z_home.off, r_off=out.off - z_home.off)
     if levels == 1:
         set_pointers(p, entry, z_at=z_at, origin=frame.origin, X=b, Y=a, Z=out)
         run_base(p, z_slots((n + 1) // 2, 2 * n), variant, n, Src(), Src(), choices,
@@ -97,8 +103,8 @@ def emit_mul_node(
     p.comment(f"=== {8 * n}-bit level: M = |A_l - A_h| * |B_l - B_h|, combine ===")
     if levels == 2:
         assert not defer_top, "a deferred top needs three levels"
-        return _emit_m_base(p, n // 2, a, b, out, frame, variant, choices, node, addend, outer,
-                            z_at, prelude)
+        return _emit_m_base(p, n // 2, a, b, out, frame, variant, choices, node, outer, z_at,
+                            prelude)
     if levels == 3 and out.base == "r":
         _emit_m_fused(p, n // 2, a, b, out, frame, variant, choices, z_at, defer_top)
         return None
@@ -128,19 +134,22 @@ def _emit_l_and_h_nodes(p: Program, n: int, levels: int, a: Loc, b: Loc, out: Lo
 
 
 def _emit_m_base(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, variant: str,
-                 choices: Choices, node: NodeAddend | None, addend: Loc | None,
-                 outer: OuterCombine | None, z_at: Loc | None, prelude: Prelude | None) -> Loc:
+                 choices: Choices, node: NodeAddend | None, outer: OuterCombine | None,
+                 z_at: Loc | None, prelude: Prelude | None) -> Loc:
     """Two levels: the M child is a base that finishes the combination; its operands are
     differences it takes itself, or that the prelude stored."""
     # Spill room: U's low half until the combination writes it; with an addend that is where
     # X_1 waits, and the consumed addend (after its carry byte) is free instead.
-    spill = z_slots(1, node.r_off) if node else z_slots(k, 2 * k)
-    set_pointers(p, z_at=z_at, origin=frame.origin, X=b, Y=a, Z=addend or out)
-    srcs = (Src(sign=prelude.m_sign), Src()) if prelude else (Src(absdiff=True),) * 2
+    spill = z_slots(node.e_off + 1, node.r_off) if node else z_slots(k, 2 * k)
+    z_home = out + -node.r_off if node else out
+    y_at, disp = (a, 0) if prelude else y_reach(a, 2 * k)
+    set_pointers(p, z_at=z_at, origin=frame.origin, X=b, Y=y_at, Z=z_home)
+    srcs = (Src(sign=prelude.m_sign), Src()) if prelude else \
+        (Src(absdiff=True, off=disp), Src(absdiff=True))
     run_base(p, spill, variant, k, *srcs, choices,
              BaseRole(parent=True, scratch_off=frame.scratch_off, node=node, outer=outer),
              scratch=SCRATCH)
-    return addend or out
+    return z_home
 
 
 def _emit_m_fused(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, variant: str,
@@ -205,18 +214,20 @@ def emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str, cho
     through memory), or as one block that hands L_1 over in registers; the cheaper wins (the
     separate blocks when they tie).  Without a full frame (frame None) X, Y and Z already point
     at b, a and out, only the joint block is possible (the pointers cannot be reloaded), and
-    `scratch` bytes at SP+1 are lent.  With a node addend (node) Z points at it, out lies
-    node.r_off bytes above, and the joint block folds it in.  prelude: the joint block starts
+    `scratch` bytes at SP+1 are lent.  With a node addend (node) Z points node.e_off bytes below
+    it, out lies node.r_off bytes above Z, and the joint block folds it in.  prelude: the joint block starts
     with it and takes the first base's operands from it (see Prelude).  Returns where Z points
     afterwards (None: unknown)."""
     r = node.r_off if node else 0
+    y_at, disp = (a, 0) if prelude or frame is None else y_reach(a, k)
 
     def joint(_, c: Choices) -> tuple[Program, Loc | None]:
         q = Program()
         if frame is not None:
-            x_at, y_at = (prelude.b, prelude.a) if prelude else (b, a)
-            set_pointers(q, entry, z_at=z_at, origin=frame.origin, X=x_at, Y=y_at, Z=out + -r)
-        _run_joint(q, k, variant, c, frame, scratch, node, prelude, labels=p)
+            x_at = prelude.b if prelude else b
+            set_pointers(q, entry, z_at=z_at, origin=frame.origin, X=x_at,
+                         Y=prelude.a if prelude else y_at, Z=out + -r)
+        _run_joint(q, k, variant, c, frame, scratch, node, prelude, labels=p, a_off=disp)
         return q, out + -r if frame is not None else None
 
     def separate(_, c: Choices) -> tuple[Program, Loc]:
@@ -243,25 +254,35 @@ def emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str, cho
 
 def _run_joint(p: Program, k: int, variant: str, choices: Choices, frame: Frame | None,
                scratch: int, node: NodeAddend | None, prelude: Prelude | None,
-               labels: Program) -> None:
+               labels: Program, a_off: int = 0) -> None:
     """L's and Hbar's bases as one block, L_1 handed over in registers; without a full frame
-    (frame None), `scratch` bytes at SP+1 are lent."""
+    (frame None), `scratch` bytes at SP+1 are lent.  a_off: Y points that many bytes below A
+    (see y_reach)."""
     r = node.r_off if node else 0
     first = BaseRole(out_off=r, keep_high=True, free_pointers=False, node=node)
 
     def both(vp: VProgram, v: str, opts: dict) -> None:
         form_l, form_h = first_and_second(BaseForm(**opts))
-        srcs = prelude.emit(vp) if prelude else (Src(), Src())
+        srcs = prelude.emit(vp) if prelude else (Src(off=a_off), Src())
         l1 = emit_base(vp, k, *srcs, v, first, form_l)
         vp.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1, L_1 still in registers ===")
         vp.adiw(28, k, comment="Y -> A_h; X already points at B_h")
         second = BaseRole(out_off=r + 2 * k, addend=l1,
                           scratch_off=frame.scratch_off if frame is not None else 0)
-        emit_base(vp, k, Src(), Src(), v, second, form_h)
+        emit_base(vp, k, Src(off=a_off), Src(), v, second, form_h)
 
     lent = SCRATCH if frame is not None else scratch
     run_best(p, z_slots(r + (k + 1) // 2, r + 4 * k), variant, lent, k, both,
              Space(pointers_wait=True, node_first=node is not None), choices, "joint", labels)
+
+
+def y_reach(a: Loc, nbytes: int) -> tuple[Loc, int]:
+    """Where to point Y for reading nbytes of operand A at `a` by LDD, and the displacement
+    that then reaches A: an entry pointer's offset (the H child's A_h) is left to the LDDs
+    while they reach, which spares the ADIW that would move Y."""
+    if a.base in ARG_SLOT and a.off and a.off + nbytes <= 64:
+        return Loc(a.base), a.off
+    return a, 0
 
 
 # --- the kernel ---------------------------------------------------------------------------------
