@@ -55,15 +55,16 @@ SMALL_FRAME_SCRATCH = (0, 2, 4, 8, 16)  # spill room tried for two levels withou
 @dataclass(frozen=True)
 class Prelude:
     """Code opening a two-level node's first block that forms its first base's operands there:
-    the block starts with X on b and Y on a, and emit(vp) leaves Y on the node's A and X on its
-    B + k/2 (where the Hbar base's B starts) and returns the first base's Srcs.  It has also
-    stored the node's M operands in place of A's and B's low halves, and their t in the frame,
-    m_sign bytes above SP+1 (read there when the node's M base combines)."""
+    the block starts with X on b and Y on a, and emit(vp) leaves Y a_off bytes below the node's
+    A and X on its B + k/2 (where the Hbar base's B starts) and returns the first base's Srcs.
+    It has also stored the node's M operands in place of A's and B's low halves, and their t in
+    the frame, m_sign bytes above SP+1 (read there when the node's M base combines)."""
 
     a: Loc
     b: Loc
     emit: Callable[[VProgram], tuple[Src, Src]]
     m_sign: int
+    a_off: int
 
 
 def emit_mul_node(
@@ -171,8 +172,7 @@ def _emit_m_fused(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, va
         vp.reclaim(28, 29)
         vp.movw(28, 30)
         vp.st(Mem("Y", "-"), t, comment="t, just below M's L")
-        vp.st(Mem("Y", "-"), t_m, comment="the M child's t, below it")
-        vp.adiw(28, 2 + 2 * k, comment="Y -> |A_l - A_h|")
+        vp.st(Mem("Y", "-"), t_m, comment="the M child's t, below it; |A_l - A_h| at Y+2+2k")
         vp.movw(26, 30)
         vp.adiw(26, 3 * k + k // 2, comment="X -> where the Hbar base's B starts")
         return Src(regs=tuple(da[: k // 2])), Src(regs=tuple(db[: k // 2]))
@@ -180,7 +180,7 @@ def _emit_m_fused(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, va
     emit_mul_node(p, k, 2, diffs, diffs + k, prod, frame, variant, choices, z_at=z_at,
                   outer=OuterCombine(k=k, r_off=out.off, t_slot=t_slot.off,
                                      r_slot=frame.arg_slot("r"), defer=defer_top),
-                  prelude=Prelude(a, b, differences, m_sign.off))
+                  prelude=Prelude(a, b, differences, m_sign.off, a_off=2 + 2 * k))
     frame.free(m_sign)
 
 
@@ -215,18 +215,20 @@ def emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str, cho
     separate blocks when they tie).  Without a full frame (frame None) X, Y and Z already point
     at b, a and out, only the joint block is possible (the pointers cannot be reloaded), and
     `scratch` bytes at SP+1 are lent.  With a node addend (node) Z points node.e_off bytes below
-    it, out lies node.r_off bytes above Z, and the joint block folds it in.  prelude: the joint block starts
-    with it and takes the first base's operands from it (see Prelude).  Returns where Z points
-    afterwards (None: unknown)."""
+    it, out lies node.r_off bytes above Z, and the joint block folds it in.  prelude: the joint
+    block starts with it and takes the first base's operands from it (see Prelude).  Returns
+    where Z points afterwards (None: unknown)."""
     r = node.r_off if node else 0
-    y_at, disp = (a, 0) if prelude or frame is None else y_reach(a, k)
+    if prelude:
+        y_at, disp = prelude.a, prelude.a_off
+    else:
+        y_at, disp = (a, 0) if frame is None else y_reach(a, 2 * k)
 
     def joint(_, c: Choices) -> tuple[Program, Loc | None]:
         q = Program()
         if frame is not None:
             x_at = prelude.b if prelude else b
-            set_pointers(q, entry, z_at=z_at, origin=frame.origin, X=x_at,
-                         Y=prelude.a if prelude else y_at, Z=out + -r)
+            set_pointers(q, entry, z_at=z_at, origin=frame.origin, X=x_at, Y=y_at, Z=out + -r)
         _run_joint(q, k, variant, c, frame, scratch, node, prelude, labels=p, a_off=disp)
         return q, out + -r if frame is not None else None
 
@@ -266,10 +268,10 @@ def _run_joint(p: Program, k: int, variant: str, choices: Choices, frame: Frame 
         srcs = prelude.emit(vp) if prelude else (Src(off=a_off), Src())
         l1 = emit_base(vp, k, *srcs, v, first, form_l)
         vp.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1, L_1 still in registers ===")
-        vp.adiw(28, k, comment="Y -> A_h; X already points at B_h")
+        vp.comment("Y still on A (A_h by displacement); X already points at B_h")
         second = BaseRole(out_off=r + 2 * k, addend=l1,
                           scratch_off=frame.scratch_off if frame is not None else 0)
-        emit_base(vp, k, Src(off=a_off), Src(), v, second, form_h)
+        emit_base(vp, k, Src(off=a_off + k), Src(), v, second, form_h)
 
     lent = SCRATCH if frame is not None else scratch
     run_best(p, z_slots(r + (k + 1) // 2, r + 4 * k), variant, lent, k, both,
