@@ -91,6 +91,15 @@ def set_pointers(p: Emitter, entry: bool = False, z_at: Loc | None = None, origi
             p.movw(lo_of(ptr), ARG_REGS[loc.base], comment=f"{ptr} = {loc.base}")
             add_const(p, lo_of(ptr), loc.off)
         return
+    if z_at is not None and z_at.base == "frame" and all(loc.base == "frame"
+                                                         for loc in locs.values()):
+        # Z is on the frame already: the others are copied from it (no SP read), Z moved last
+        for ptr in [r for r in ("X", "Y") if r in locs]:
+            p.movw(lo_of(ptr), 30)
+            add_const(p, lo_of(ptr), locs[ptr].off - z_at.off)
+        if "Z" in locs:
+            add_const(p, 30, locs["Z"].off - z_at.off)
+        return
     z_delta = None  # Z already points near its target: move it instead of reloading it
     near = "Z" in locs and z_at is not None and locs["Z"].base == z_at.base \
         and abs(locs["Z"].off - z_at.off) <= 63
