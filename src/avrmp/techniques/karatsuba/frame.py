@@ -91,14 +91,7 @@ def set_pointers(p: Emitter, entry: bool = False, z_at: Loc | None = None, origi
             p.movw(lo_of(ptr), ARG_REGS[loc.base], comment=f"{ptr} = {loc.base}")
             add_const(p, lo_of(ptr), loc.off)
         return
-    if z_at is not None and z_at.base == "frame" and all(loc.base == "frame"
-                                                         for loc in locs.values()):
-        # Z is on the frame already: the others are copied from it (no SP read), Z moved last
-        for ptr in [r for r in ("X", "Y") if r in locs]:
-            p.movw(lo_of(ptr), 30)
-            add_const(p, lo_of(ptr), locs[ptr].off - z_at.off)
-        if "Z" in locs:
-            add_const(p, 30, locs["Z"].off - z_at.off)
+    if z_at is not None and z_at.base == "frame" and _from_z(p, z_at.off, origin, locs):
         return
     z_delta = None  # Z already points near its target: move it instead of reloading it
     near = "Z" in locs and z_at is not None and locs["Z"].base == z_at.base \
@@ -138,6 +131,32 @@ def set_pointers(p: Emitter, entry: bool = False, z_at: Loc | None = None, origi
         loaded[loc.base] = (lo, loc.off)
     if z_delta is not None:
         add_const(p, 30, z_delta)
+
+
+def _from_z(p: Emitter, z_off: int, origin: int, locs: dict[str, Loc]) -> bool:
+    """With Z on the frame (at SP+1+z_off): X and Y into the frame are copied from Z, saved
+    argument pointers read through it (they lie at or above it, within reach), and Z is set
+    last; no SP read.  Returns False, emitting nothing, when a saved pointer is out of reach."""
+    disp = {name: origin + ARG_SLOT[name] - z_off for name in ARG_SLOT}
+    if any(loc.base != "frame" and not 0 <= disp[loc.base] <= 62 for loc in locs.values()):
+        return False
+    loaded: dict[str, tuple[int, int]] = {}  # argument pointer -> (pair holding it, offset)
+    for ptr in [r for r in ("X", "Y", "Z") if r in locs]:
+        loc, lo = locs[ptr], lo_of(ptr)
+        if loc.base == "frame":
+            if ptr != "Z":
+                p.movw(lo, 30)
+            add_const(p, lo, loc.off - z_off)
+            continue
+        if loc.base in loaded:
+            src, off = loaded[loc.base]
+            p.movw(lo, src)
+            add_const(p, lo, loc.off - off)
+        else:
+            load_saved_pointer(p, ptr, "Z", disp[loc.base])
+            add_const(p, lo, loc.off)
+        loaded[loc.base] = (lo, loc.off)
+    return True
 
 
 def open_frame(p: Emitter, size: int, origin: int | None, saves: list[tuple[str, int]],

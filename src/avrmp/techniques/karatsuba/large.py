@@ -49,7 +49,7 @@ from .frame import (
 )
 from .mul import karatsuba_mul, padded_mul
 from .mul import level_options as fixed_mul_levels
-from .passes import emit_sub_absdiff, level_combine
+from .passes import absdiff_kept, emit_sub_absdiff, level_combine
 from .sqr import fixed_square, structures
 
 LEAF_MAX = 32  # fixed-size routines exist up to 32 bytes (256 bits)
@@ -206,10 +206,12 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     if mul:
         _ptr_to(p, 20, 1 + shift + ARG_SLOT["b"], k)
     _call(p, child, far)
+    z_after_h = None  # where Z is left on the frame (SP+1+offset), if it is
     if values:
-        _after_child(p, values, lay["h_top"], "H", origin,
-                     k // 4 if values == 2 and not alloc else 0)
-    z_at = _emit_differences(p, k, mul, origin, lay)
+        shift = _after_child(p, values, lay["h_top"], "H", origin,
+                             k // 4 if values == 2 and not alloc else 0)
+        z_after_h = origin - shift - 1
+    z_at = _emit_differences(p, k, mul, origin, lay, z_after_h)
     p.comment(f"=== M = |A_l - A_h|{' * |B_l - B_h|' if mul else '^2'} into the frame ===")
     _frame_ptr(p, 24, lay["m"], z_at)
     _frame_ptr(p, 22, lay["da"], z_at)
@@ -238,17 +240,24 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     p.ret()
 
 
-def _emit_differences(p: Program, k: int, mul: bool, origin: int, lay: dict[str, int]) -> int:
-    """|A_l - A_h| (and |B_l - B_h| and t) into the frame; returns the frame offset Z is left at
-    (SP+1+offset): t (multiplication), or M, just after |A_l - A_h| (emit_sub_absdiff)."""
+def _emit_differences(p: Program, k: int, mul: bool, origin: int, lay: dict[str, int],
+                      z_off: int | None) -> int:
+    """|A_l - A_h| (and |B_l - B_h| and t) into the frame, Z starting at SP+1+z_off (None:
+    unknown); returns the frame offset Z is left at (SP+1+offset): t (multiplication), or M,
+    just after |A_l - A_h| (emit_sub_absdiff, which leaves Z after the bytes it stores)."""
     vp = VProgram()
-    set_pointers(vp, origin=origin, X=Loc("a"), Y=Loc("a", k), Z=Loc("frame", lay["da"]))
+    z_at = None if z_off is None else Loc("frame", z_off)
+    keep = absdiff_kept(k)
+    set_pointers(vp, z_at=z_at, origin=origin, X=Loc("a"), Y=Loc("a", k),
+                 Z=Loc("frame", lay["da"] + keep))
     mask = emit_sub_absdiff(vp, k, "A")
     if mul:
-        set_pointers(vp, origin=origin, X=Loc("b"), Y=Loc("b", k), Z=Loc("frame", lay["db"]))
+        set_pointers(vp, z_at=Loc("frame", lay["da"] + k), origin=origin, X=Loc("b"),
+                     Y=Loc("b", k), Z=Loc("frame", lay["db"] + keep))
         mask_b = emit_sub_absdiff(vp, k, "B")
         vp.eor(mask, mask_b, comment="t = sign(A_l - A_h) xor sign(B_l - B_h)")
-        set_pointers(vp, origin=origin, Z=Loc("frame", lay["t"]))
+        set_pointers(vp, z_at=Loc("frame", lay["db"] + k), origin=origin,
+                     Z=Loc("frame", lay["t"]))
         vp.st(Mem("Z"), mask, comment="t, just below M")
     _run(p, vp, ABSDIFF_POOL)
     return lay["t"] if mul else lay["da"] + k

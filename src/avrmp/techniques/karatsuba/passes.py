@@ -16,14 +16,19 @@ from .frame import add_const
 ABSDIFF_KEPT = 23  # leading bytes of D held in registers between its two chains
 
 
+def absdiff_kept(k: int) -> int:
+    """How many leading bytes of a k-byte difference emit_sub_absdiff keeps in registers."""
+    return min(ABSDIFF_KEPT, k)
+
+
 def emit_sub_absdiff(p: VProgram, k: int, name: str) -> object:
-    """X -> S_l, Y -> S_h, Z -> D (k bytes each).  D = S_l - S_h in one borrow chain (LD and ST
-    leave the carry alone), then D = (D xor mask) - mask in a second one.  D's first
-    ABSDIFF_KEPT bytes stay in registers between the chains: neither stored nor reloaded.  Z ends
-    at D + k.  Returns the mask V (0xFF when S_l < S_h)."""
-    keep = min(ABSDIFF_KEPT, k)
+    """X -> S_l, Y -> S_h (k bytes each), Z -> D + absdiff_kept(k), where the first chain
+    stores D's bytes (the caller points Z there: one pointer move instead of two).  D = S_l -
+    S_h in one borrow chain (LD and ST leave the carry alone), then D = (D xor mask) - mask in a
+    second one.  D's first absdiff_kept(k) bytes stay in registers between the chains: neither
+    stored nor reloaded.  Z ends at D + k.  Returns the mask V (0xFF when S_l < S_h)."""
+    keep = absdiff_kept(k)
     p.phase(f"D = {name}_l - {name}_h ({k} bytes, the first {keep} kept in registers)")
-    add_const(p, 30, keep)  # Z -> D + keep, where the stored bytes start
     kept = []
     for col in range(k):
         x, y = p.v("x"), p.v("y")
