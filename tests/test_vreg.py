@@ -132,3 +132,37 @@ def test_load_evicted_before_use_is_dropped() -> None:
     loads = [i for i in ins if i.mnemonic == "ldd"]
     assert len(loads) == 1 and loads[0].operands[1] == Mem("Y", disp=9)
     assert ins.index(loads[0]) > [i.mnemonic for i in ins].index("add")
+
+
+def test_pair_out_reads_each_source_before_overwriting_it() -> None:
+    """VProgram.pair_out puts two values into a fixed pair, wherever the allocator left them:
+    one MOVW from an aligned pair, else two MOVs in a safe order (through r1:r0 when swapped)."""
+    from avrmp.regalloc.vprogram import VProgram
+
+    def run(pool: list[int]) -> tuple[dict[int, int], list]:
+        vp = VProgram()
+        d, f = vp.v("d"), vp.v("f")
+        vp.ldi(d, 0x11)
+        vp.ldi(f, 0x22)
+        vp.pair_out(d, f, 24)
+        ins = _allocated(vp, pool)
+        regs: dict[int, int] = {}
+        for i in ins:
+            dst, src = i.operands[0], i.operands[1]
+            if i.mnemonic == "ldi":
+                regs[dst] = src
+            elif i.mnemonic == "mov":
+                regs[dst] = regs[src]
+            else:
+                assert i.mnemonic == "movw", i
+                regs[dst], regs[dst + 1] = regs[src], regs[src + 1]
+        return regs, ins
+
+    movws = 0
+    for pool in ([16, 17], [17, 18], [25, 24], [18, 24], [25, 19], [24, 25]):
+        regs, ins = run(pool)
+        assert (regs[24], regs[25]) == (0x11, 0x22), (pool, ins)
+        moves = [i for i in ins if i.mnemonic != "ldi"]
+        assert len(moves) <= 3 and (pool != [24, 25] or not moves)
+        movws += len(moves) == 1 and moves[0].mnemonic == "movw"
+    assert movws >= 1

@@ -241,6 +241,8 @@ class Allocator:
                 self.stats["split_pairs"] = self.stats.get("split_pairs", 0) + 1
         elif it.mnemonic == "clr_pair":
             self.clr_pair(it, pos, pinned)
+        elif it.mnemonic == "pair_out":
+            self.pair_out(it)
         else:
             for v in writes:
                 self.place(v, pos, pinned, reload=False)
@@ -474,6 +476,28 @@ class Allocator:
                 self.st.holder[r] = v
         for v in (d0, d1):
             self.out.clr(self.place(v, pos, pinned, reload=False))
+
+    def pair_out(self, it: VInstr) -> None:
+        """The fixed pair at lo = d1:d0 (VProgram.pair_out): nothing if they are there, one MOVW
+        from an aligned pair, else two MOVs in an order that reads each source before it is
+        overwritten (through r1:r0 when the two are swapped)."""
+        d0, d1, lo = it.operands
+        r0, r1 = self.st.reg_of[d0.id], self.st.reg_of[d1.id]
+        out = self.out
+        if (r0, r1) == (lo, lo + 1):
+            return
+        if r0 % 2 == 0 and r1 == r0 + 1:
+            out.movw(lo, r0, comment=it.comment)
+        elif r1 != lo:
+            out.mov(lo, r0, comment=it.comment)
+            out.mov(lo + 1, r1)
+        elif r0 != lo + 1:
+            out.mov(lo + 1, r1, comment=it.comment)
+            out.mov(lo, r0)
+        else:
+            out.movw(0, lo)
+            out.mov(lo, 1, comment=it.comment)
+            out.mov(lo + 1, 0)
 
     def copy_pair(self, it: VInstr, pos: int, pinned: set[int]) -> bool:
         """d1:d0 = s1:s0 by one MOVW where the registers allow, else two MOVs (returns False).

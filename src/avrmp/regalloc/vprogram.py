@@ -85,6 +85,8 @@ def virtual_effects(ins: VInstr) -> tuple[list[V], list[V]]:
     if ins.mnemonic == "copy_pair":
         d0, d1, s0, s1 = ins.operands
         return [v for v in (s0, s1) if isinstance(v, V)], [d0, d1]
+    if ins.mnemonic == "pair_out":
+        return list(ins.operands[:2]), []
     reads, writes = operand_effects(ins.mnemonic, ins.operands)
     return [v for v in reads if isinstance(v, V)], [v for v in writes if isinstance(v, V)]
 
@@ -112,6 +114,11 @@ class VProgram(Emitter):
     def copy_pair(self, d0, d1, s0, s1, comment: str = "") -> None:
         """d1:d0 = s1:s0; one MOVW when the allocator can pair the registers."""
         self.items.append(VInstr("copy_pair", (d0, d1, s0, s1), comment))
+
+    def pair_out(self, d0: V, d1: V, lo: int, comment: str = "") -> None:
+        """r[lo+1]:r[lo] = d1:d0, a fixed pair no value lives in (a result handed to a caller);
+        one MOVW where the allocator has d0 and d1 in an aligned pair."""
+        self.items.append(VInstr("pair_out", (d0, d1, lo), comment))
 
     def clr_pair(self, d0: V, d1: V) -> None:
         """d0 = d1 = 0, in an aligned register pair if one is free (a MOVW source later)."""

@@ -72,11 +72,8 @@ def emit_fused_combine(p: VProgram, m: int, product: list[V], t: V | None, zero:
 
 
 def emit_pair_out(p: VProgram, d: V, f: V, lo: int, comment: str) -> None:
-    """(d, f) to the fixed pair r[lo+1]:r[lo], through r0:r1, which no allocation pool holds, so
-    the moves cannot clobber each other."""
-    p.mov(0, d)
-    p.mov(1, f)
-    p.movw(lo, 0, comment=comment)
+    """(d, f) to the fixed pair r[lo+1]:r[lo] (VProgram.pair_out)."""
+    p.pair_out(d, f, lo, comment=comment)
 
 
 TOP_RETURN = frozenset({24, 25})  # where a deferred top's (d, f) is returned
