@@ -179,3 +179,14 @@ def test_the_load_drives_every_byte_pair_to_its_extreme(n) -> None:
         for j in range(n):
             assert any(a[i] == b[j] == 0xFF for a, b in structured), (i, j)
     assert any(x == 0 for a, _ in structured for x in a)
+
+
+def test_routine_too_deep_beside_the_buffers_is_named(tmp_path, capsys) -> None:
+    """A 640-bit looped operand-caching routine fits the ATtiny85's 512 bytes of SRAM on its own,
+    but its stack and an interrupt frame do not fit above the harness's buffers: verify says so
+    instead of suspecting SP."""
+    spec = Spec("mul", 640, "operand-caching", looped=True, mcu="attiny85")
+    asm, _ = write_routine(generate(spec), tmp_path)
+    status, _, err = verify(capsys, asm, spec.symbol, "--bits", "640", "--op", "mul", "--mcu",
+                            "attiny85", "--tests", "0")
+    assert status == 1 and "too little SRAM above them" in err, err

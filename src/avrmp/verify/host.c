@@ -387,6 +387,14 @@ static void isr_at_boundary(avr_t *avr, trace_t *t, uint32_t vec_addr, uint32_t 
 			   sp, t->now);
 		return;
 	}
+	if (sp >= t->buf_end && sp <= t->s0 && low + 1 < t->buf_end) {
+		/* SP itself is sound: the free SRAM above the harness's buffers is what runs out */
+		set_hazard(t, "an interrupt after instruction %lld pushes down to 0x%04x, into the "
+			   "verification buffers (they end at 0x%04x): this part has too little SRAM "
+			   "above them for the routine's stack and an interrupt frame (or SP is "
+			   "half-written)", t->now, low + 1, t->buf_end);
+		return;
+	}
 	if (low + 1 < t->buf_end || sp > t->s0 + 8) {
 		set_hazard(t, "an interrupt after instruction %lld pushes at 0x%04x..0x%04x, outside the "
 			   "stack: SP half-written or the frame too deep", t->now, low + 1, sp);
