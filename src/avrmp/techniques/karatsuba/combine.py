@@ -82,6 +82,7 @@ TOP_RETURN = frozenset({24, 25})  # where a deferred top's (d, f) is returned
 def emit_top_deferred(p: VProgram, d: V, f: V, ptr: int, off: int) -> None:
     """Leave a leaf's or a level's top bytes to its caller (large.emit_level folds them into its
     combination): (d, f) to r24:r25 (TOP_RETURN); Z to the top bytes at r[ptr+1]:r[ptr] + off."""
+    p.comment("the top bytes are left unrippled: (d, f) for the caller in r24:r25")
     emit_pair_out(p, d, f, min(TOP_RETURN), "(d, f) for the caller")
     if ptr != 30:
         p.movw(30, ptr)
