@@ -77,7 +77,6 @@ def test_large_mul_512(tmp_path, variant):
     assert "(d, f) for the caller" in routine.asm
 
 
-
 def test_large_level_beyond_displacement_reach(tmp_path):
     """A level of 56-byte halves: the low half's chunks would reach H by displacement, the high
     half's wider ones would not, so the combination addresses H through Z (the same code serves

@@ -71,11 +71,6 @@ def emit_fused_combine(p: VProgram, m: int, product: list[V], t: V | None, zero:
         p.arm_end()
 
 
-def emit_pair_out(p: VProgram, d: V, f: V, lo: int, comment: str) -> None:
-    """(d, f) to the fixed pair r[lo+1]:r[lo] (VProgram.pair_out)."""
-    p.pair_out(d, f, lo, comment=comment)
-
-
 TOP_RETURN = frozenset({24, 25})  # where a deferred top's (d, f) is returned
 
 
@@ -83,7 +78,7 @@ def emit_top_deferred(p: VProgram, d: V, f: V, ptr: int, off: int) -> None:
     """Leave a leaf's or a level's top bytes to its caller (large.emit_level folds them into its
     combination): (d, f) to r24:r25 (TOP_RETURN); Z to the top bytes at r[ptr+1]:r[ptr] + off."""
     p.comment("the top bytes are left unrippled: (d, f) for the caller in r24:r25")
-    emit_pair_out(p, d, f, min(TOP_RETURN), "(d, f) for the caller")
+    p.pair_out(d, f, min(TOP_RETURN), comment="(d, f) for the caller")
     if ptr != 30:
         p.movw(30, ptr)
     if off:

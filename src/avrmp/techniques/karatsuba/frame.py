@@ -82,8 +82,8 @@ def load_saved_pointer(p: Emitter, ptr: str, reader: str, disp: int) -> None:
 def set_pointers(p: Emitter, entry: bool = False, z_at: Loc | None = None, origin: int = 0,
                  **locs: Loc) -> None:
     """Point X/Y/Z at the given locations, reading saved argument pointers through a pointer set
-    to SP (Z, or Y when Z already points where it should: z_at is where Z points now); at the
-    routine's entry (entry true) the argument pointers are still where avr-gcc passed them, and a
+    to SP (Z, or Y when Z already points where it should: z_at is where Z points now), or through
+    Z itself where it is on the frame already, below them (no SP read); at the routine's entry (entry true) the argument pointers are still where avr-gcc passed them, and a
     MOVW each suffices.  origin: the frame starts that many bytes above SP+1 (a frame reserved by
     a caller, see frame_reader)."""
     if entry and all(loc.base in ARG_REGS for loc in locs.values()):
@@ -91,26 +91,28 @@ def set_pointers(p: Emitter, entry: bool = False, z_at: Loc | None = None, origi
             p.movw(lo_of(ptr), ARG_REGS[loc.base], comment=f"{ptr} = {loc.base}")
             add_const(p, lo_of(ptr), loc.off)
         return
-    if z_at is not None and z_at.base == "frame" and _from_z(p, z_at.off, origin, locs):
-        return
     z_delta = None  # Z already points near its target: move it instead of reloading it
-    near = "Z" in locs and z_at is not None and locs["Z"].base == z_at.base \
-        and abs(locs["Z"].off - z_at.off) <= 63
-    if near and len(locs) == 1:
-        add_const(p, 30, locs["Z"].off - z_at.off)
-        return
-    if near and "Y" in locs:
-        z_delta = locs["Z"].off - z_at.off
-        locs = {k: v for k, v in locs.items() if k != "Z"}
-        reader = "Y"
+    if z_at is not None and z_at.base == "frame" and _slots_within(z_at.off, origin, locs):
+        # Z is on the frame already: it reads the saved pointers and is set last (no SP read)
+        reader, shift = "Z", origin - 1 - z_at.off
     else:
-        reader = "Z"
+        near = "Z" in locs and z_at is not None and locs["Z"].base == z_at.base \
+            and abs(locs["Z"].off - z_at.off) <= 63
+        if near and len(locs) == 1:
+            add_const(p, 30, locs["Z"].off - z_at.off)
+            return
+        if near and "Y" in locs:
+            z_delta = locs["Z"].off - z_at.off
+            locs = {k: v for k, v in locs.items() if k != "Z"}
+            reader = "Y"
+        else:
+            reader = "Z"
+        if all(loc.base == "frame" for loc in locs.values()):
+            read_sp(p, lo_of(reader), comment="SP: the frame is above it")
+            shift = origin  # nothing is read through the reader: no displacement to keep in reach
+        else:
+            shift = frame_reader(p, lo_of(reader), origin)
     rlo = lo_of(reader)
-    if all(loc.base == "frame" for loc in locs.values()):
-        read_sp(p, rlo, comment="SP: the frame is above it")
-        shift = origin  # nothing is read through the reader: no displacement to keep in reach
-    else:
-        shift = frame_reader(p, rlo, origin)
     order = [r for r in ("X", "Y", "Z") if r in locs and r != reader]
     order += [reader] if reader in locs else []
     loaded: dict[str, tuple[int, int]] = {}  # argument pointer -> (pair holding it, offset)
@@ -133,30 +135,10 @@ def set_pointers(p: Emitter, entry: bool = False, z_at: Loc | None = None, origi
         add_const(p, 30, z_delta)
 
 
-def _from_z(p: Emitter, z_off: int, origin: int, locs: dict[str, Loc]) -> bool:
-    """With Z on the frame (at SP+1+z_off): X and Y into the frame are copied from Z, saved
-    argument pointers read through it (they lie at or above it, within reach), and Z is set
-    last; no SP read.  Returns False, emitting nothing, when a saved pointer is out of reach."""
-    disp = {name: origin + ARG_SLOT[name] - z_off for name in ARG_SLOT}
-    if any(loc.base != "frame" and not 0 <= disp[loc.base] <= 62 for loc in locs.values()):
-        return False
-    loaded: dict[str, tuple[int, int]] = {}  # argument pointer -> (pair holding it, offset)
-    for ptr in [r for r in ("X", "Y", "Z") if r in locs]:
-        loc, lo = locs[ptr], lo_of(ptr)
-        if loc.base == "frame":
-            if ptr != "Z":
-                p.movw(lo, 30)
-            add_const(p, lo, loc.off - z_off)
-            continue
-        if loc.base in loaded:
-            src, off = loaded[loc.base]
-            p.movw(lo, src)
-            add_const(p, lo, loc.off - off)
-        else:
-            load_saved_pointer(p, ptr, "Z", disp[loc.base])
-            add_const(p, lo, loc.off)
-        loaded[loc.base] = (lo, loc.off)
-    return True
+def _slots_within(z_off: int, origin: int, locs: dict[str, Loc]) -> bool:
+    """Whether Z at SP+1+z_off reaches, by LDD, the saved argument pointers that locs need."""
+    return all(loc.base == "frame" or 0 <= origin + ARG_SLOT[loc.base] - z_off <= 62
+               for loc in locs.values())
 
 
 def open_frame(p: Emitter, size: int, origin: int | None, saves: list[tuple[str, int]],

@@ -75,8 +75,8 @@ def emit_mul_node(
     """out[0..2n) = a[0..n) * b[0..n) with `levels` Karatsuba levels (1 = a base in registers),
     plus the n bytes at `addend` (two levels only: see emit_node_addend), which lie below out
     within 63 - 2n bytes and are free once added (Z stays below the addend when the node's
-    bytes are within its reach).  entry: this node starts the routine (the
-    argument pointers are still in their registers); z_at: where Z points before the node;
+    bytes are within its reach).  entry: this node starts the routine (the argument pointers
+    are still in their registers); z_at: where Z points before the node;
     outer (two levels): the node's result feeds the parent's combination (emit_fused_combine)
     instead of going to out; prelude (two levels): the node's first block starts with it (see
     Prelude); defer_top (three levels, the routine's top node): its top bytes are left to the

@@ -10,7 +10,7 @@ from itertools import pairwise
 from ...blocks.arith import emit_ripple_mem
 from ...regalloc.vprogram import V, VProgram
 from ...target.avr.isa import Mem
-from .combine import emit_pair_out, emit_top_deferred
+from .combine import emit_top_deferred
 from .frame import add_const
 
 ABSDIFF_KEPT = 23  # leading bytes of D held in registers between its two chains
@@ -427,7 +427,7 @@ class LevelCombine:
                 d_h, f_h = p.v("dH"), p.v("fH")
                 p.pop(d_h)
                 self.sign_byte(f_h, d_h, "its sign byte")
-                emit_pair_out(p, d_h, f_h, 22, "H's (d, f), unrippled at the top bytes' byte k/2")
+                p.pair_out(d_h, f_h, 22, comment="H's (d, f), unrippled at the top bytes' byte k/2")
             return
         addends = [(d, f)]
         for _ in self.folds:
