@@ -57,6 +57,16 @@ class Frame:
         return self.origin + ARG_SLOT[name]
 
 
+@dataclass(frozen=True)
+class Entry:
+    """A routine's start: the argument pointers are still where avr-gcc passed them
+    (abi.ARG_REGS), and the pointers in `preset` (pointer, argument) already hold copies of
+    those arguments, set by the wrapper before the core (Kernel.args) where the frame's set-up
+    leaves them alone."""
+
+    preset: tuple[tuple[str, str], ...] = ()
+
+
 def lo_of(ptr: str) -> int:
     return POINTER_REGS[ptr][0]
 
@@ -79,16 +89,17 @@ def load_saved_pointer(p: Emitter, ptr: str, reader: str, disp: int) -> None:
         p.ldd(lo + 1, Mem(reader, disp=disp + 1))
 
 
-def set_pointers(p: Emitter, entry: bool = False, z_at: Loc | None = None, origin: int = 0,
-                 **locs: Loc) -> None:
+def set_pointers(p: Emitter, entry: Entry | None = None, z_at: Loc | None = None,
+                 origin: int = 0, **locs: Loc) -> None:
     """Point X/Y/Z at the given locations, reading saved argument pointers through a pointer set
     to SP (Z, or Y when Z already points where it should: z_at is where Z points now), or through
-    Z itself where it is on the frame already, below them (no SP read); at the routine's entry (entry true) the argument pointers are still where avr-gcc passed them, and a
-    MOVW each suffices.  origin: the frame starts that many bytes above SP+1 (a frame reserved by
+    Z itself where it is on the frame already, below them (no SP read); at the routine's entry
+    (see Entry) a MOVW each suffices, or none for a preset pointer.  origin: the frame starts that many bytes above SP+1 (a frame reserved by
     a caller, see frame_reader)."""
-    if entry and all(loc.base in ARG_REGS for loc in locs.values()):
+    if entry is not None and all(loc.base in ARG_REGS for loc in locs.values()):
         for ptr, loc in locs.items():
-            p.movw(lo_of(ptr), ARG_REGS[loc.base], comment=f"{ptr} = {loc.base}")
+            if (ptr, loc.base) not in entry.preset:
+                p.movw(lo_of(ptr), ARG_REGS[loc.base], comment=f"{ptr} = {loc.base}")
             add_const(p, lo_of(ptr), loc.off)
         return
     z_delta = None  # Z already points near its target: move it instead of reloading it

@@ -37,10 +37,12 @@ from .combine import OuterCombine, emit_mem_absdiffs, emit_mem_add_l1, emit_mem_
 from .frame import (
     ARG_SLOT,
     SCRATCH,
+    Entry,
     Frame,
     Loc,
     add_const,
     close_frame,
+    lo_of,
     open_frame,
     set_pointers,
     z_slots,
@@ -50,6 +52,7 @@ from .search import Space, run_base, run_best, run_block
 MAX_BASE = 16  # largest base size whose LDD displacements and registers stay manageable
 MIN_DEFAULT_BASE = 5  # smallest base the default level choice considers
 SMALL_FRAME_SCRATCH = (0, 2, 4, 8, 16)  # spill room tried for two levels without a full frame
+PRESET = (("X", "b"), ("Z", "r"))  # pointers a routine with its own frame gets from the wrapper
 
 
 @dataclass(frozen=True)
@@ -69,14 +72,14 @@ class Prelude:
 
 def emit_mul_node(
     p: Program, n: int, levels: int, a: Loc, b: Loc, out: Loc, frame: Frame, variant: str,
-    choices: Choices, addend: Loc | None = None, entry: bool = False, z_at: Loc | None = None,
+    choices: Choices, addend: Loc | None = None, entry: Entry | None = None,
+    z_at: Loc | None = None,
     outer: OuterCombine | None = None, prelude: Prelude | None = None, defer_top: bool = False,
 ) -> Loc | None:
     """out[0..2n) = a[0..n) * b[0..n) with `levels` Karatsuba levels (1 = a base in registers),
     plus the n bytes at `addend` (two levels only: see emit_node_addend), which lie below out
     within 63 - 2n bytes and are free once added (Z stays below the addend when the node's
-    bytes are within its reach).  entry: this node starts the routine (the argument pointers
-    are still in their registers); z_at: where Z points before the node;
+    bytes are within its reach).  entry: this node starts the routine (see Entry); z_at: where Z points before the node;
     outer (two levels): the node's result feeds the parent's combination (emit_fused_combine)
     instead of going to out; prelude (two levels): the node's first block starts with it (see
     Prelude); defer_top (three levels, the routine's top node): its top bytes are left to the
@@ -114,7 +117,7 @@ def emit_mul_node(
 
 
 def _emit_l_and_h_nodes(p: Program, n: int, levels: int, a: Loc, b: Loc, out: Loc,
-                        frame: Frame, variant: str, choices: Choices, entry: bool,
+                        frame: Frame, variant: str, choices: Choices, entry: Entry | None,
                         z_at: Loc | None) -> Loc | None:
     """L and Hbar as memory levels: the H child takes L_1 as its addend (three levels), or adds
     it by a memory pass."""
@@ -208,7 +211,7 @@ def _emit_m_node(p: Program, n: int, levels: int, a: Loc, b: Loc, out: Loc, fram
 
 def emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str, choices: Choices,
                  frame: Frame | None, scratch: int = 0, node: NodeAddend | None = None,
-                 entry: bool = False, z_at: Loc | None = None,
+                 entry: Entry | None = None, z_at: Loc | None = None,
                  prelude: Prelude | None = None) -> Loc | None:
     """L = A_l B_l and Hbar = A_h B_h + L_1 by two bases: either as separate blocks (L_1 goes
     through memory), or as one block that hands L_1 over in registers; the cheaper wins (the
@@ -425,8 +428,10 @@ def _build_framed(n: int, levels: int, variant: str, choices: Choices,
     p = Program()
     frame = Frame(origin or 0)
     body = Program()
+    # Its own frame's set-up uses Y only: X and Z are set by the wrapper, outside the core.
+    preset = () if origin is not None else PRESET
     emit_mul_node(body, n, levels, Loc("a"), Loc("b"), Loc("r"), frame, variant, choices,
-                  entry=True, defer_top=defer_top)
+                  entry=Entry(preset), defer_top=defer_top)
     size = frame.size - frame.origin
     open_frame(p, size, origin, [("r", 24), ("a", 22), ("b", 20)], sbiw=False)
     p.extend(body)
@@ -435,7 +440,7 @@ def _build_framed(n: int, levels: int, variant: str, choices: Choices,
         return Kernel(p, {}, [note + " (reserved by the caller)"], caller_frame=size,
                       top_deferred=n // 2 if defer_top else 0)
     close_frame(p, size)
-    return Kernel(p, {}, [note])
+    return Kernel(p, {arg: lo_of(ptr) for ptr, arg in preset}, [note])
 
 
 def padded_mul(n: int, n_pad: int, inner: Kernel) -> Kernel:

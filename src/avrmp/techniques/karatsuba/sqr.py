@@ -298,14 +298,15 @@ def _framed(n: int, levels: int, plain: bool, choices: Choices, origin: int | No
     saves = [(name, lo) for name, lo in (("r", 24), ("a", 22)) if ptrs.get("reloads")]
     open_frame(p, size, origin, saves)
     p.movw(28, 22, comment="Y = a")
-    p.movw(30, 24, comment="Z = r")
+    if origin is not None:  # with its own frame, the wrapper sets Z before the core
+        p.movw(30, 24, comment="Z = r")
     p.extend(body)
     note = _note(n, levels, plain) + f", frame {size} bytes"
     if origin is not None:
         return Kernel(p, {}, [note + " (reserved by the caller)"], caller_frame=size,
                       top_deferred=n // 2 if defer_top else 0)
     close_frame(p, size)
-    return Kernel(p, {}, [note])
+    return Kernel(p, {"r": 30}, [note])
 
 
 def _note(n: int, levels: int, plain: bool) -> str:
