@@ -131,7 +131,7 @@ class Allocator:
         self.slots_in_use: dict[Mem, int] = {}  # slot -> V.id spilled there
         self.st = Placement()
         self.free = list(pool)
-        self.suspended: dict[str, int] = {}  # pointer pushed until its Claim's position
+        self.suspended: dict[str, int] = {}  # pointer pushed or lent until its Claim's position
         # Loads (LDD) whose value has not been read since, by value: evicting such a value drops
         # its load, for the reload where it is used does the work (see drop_unread_load).
         self.fresh: dict[int, int] = {}
@@ -170,7 +170,7 @@ class Allocator:
         st, regs = self.st, set(it.regs)
         if it.until_claim:
             self.suspend(pos, it)
-        else:
+        if not it.pushed:
             self.rescue({p for p, pair in POINTER_REGS.items() if set(pair) & regs}, pos, set())
             for m in list(self.slot_free_until):  # memory reached through that pointer is gone
                 if set(POINTER_REGS[m.ptr]) & regs and m not in self.slots_in_use:
@@ -181,14 +181,17 @@ class Allocator:
         self.free.extend(r for r in it.regs if r not in self.free and r not in st.holder)
 
     def suspend(self, pos: int, it: Release) -> None:
-        """A pushed pointer: its registers join the pool until its Claim; values that need
-        its memory before then come back into registers now."""
+        """A pointer pushed or lent: its registers join the pool until its Claim (a lent
+        pointer never claimed: to the end); if pushed, values that need its memory before then
+        come back into registers now."""
         items = self.plan.items
         ptrs = {p for p, pair in POINTER_REGS.items() if set(pair) <= set(it.regs)}
-        claim = next(q for q in range(pos, self.plan.end) if isinstance(items[q], Claim)
-                     and set(items[q].regs) == set(it.regs))
+        claim = next((q for q in range(pos, self.plan.end) if isinstance(items[q], Claim)
+                      and set(items[q].regs) == set(it.regs)), self.plan.end)
         for ptr in ptrs:
             self.suspended[ptr] = claim
+        if not it.pushed:
+            return
         for vid, mem in list(self.st.clean.items()):  # needed before the claim: back in now
             if mem.ptr in ptrs and vid not in self.st.reg_of \
                     and self.plan.next_use(vid, pos) < claim:

@@ -58,10 +58,14 @@ class SignedArm:
 
 @dataclass(frozen=True)
 class Release:
-    """From here on these physical registers (a pointer no longer needed) join the pool."""
+    """From here on these physical registers (a pointer no longer needed) join the pool;
+    until_claim: until a later Claim of the same registers takes them back (the allocator then
+    keeps values there that outlive it elsewhere); pushed: the pointer's value comes back with
+    them (VProgram.push_pointer), so memory reached through it keeps its copies."""
 
     regs: tuple[int, ...]
     until_claim: bool = False
+    pushed: bool = False
 
 
 @dataclass(frozen=True)
@@ -166,7 +170,14 @@ class VProgram(Emitter):
         lo, hi = POINTER_REGS[ptr]
         self.push(lo)
         self.push(hi)
-        self.items.append(Release((lo, hi), until_claim=True))
+        self.items.append(Release((lo, hi), until_claim=True, pushed=True))
+
+    def lend_pointer(self, ptr: str) -> None:
+        """A pointer not needed until the code sets it anew after reclaim: its registers join
+        the pool until then, and the allocator keeps values that outlive the reclaim out of
+        them (reclaim would move such values out by MOV).  Memory reached through it is out of
+        reach from here on, as after release."""
+        self.items.append(Release(POINTER_REGS[ptr], until_claim=True))
 
     def pop_pointer(self, ptr: str) -> None:
         """The pointer's registers leave the pool again (values there move out by MOV) and it is

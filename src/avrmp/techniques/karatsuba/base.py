@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from ...blocks.arith import emit_abs_diff
 from ...blocks.pointers import load_disp, load_inc, store_disp
+from ...blocks.stack import read_sp
 from ...regalloc.vprogram import V, VProgram
 from ...target.avr.isa import Mem
 from .combine import OuterCombine, emit_combine, emit_fused_combine, emit_node_addend
@@ -28,12 +29,14 @@ class Src:
     sign (A of a parent's M that feeds the combination one level up): the bytes at `off` are
     already the difference, and the parent's t (0x00 or 0xFF) waits in the frame, `sign` bytes
     above SP+1; it is read when the combination starts, through Y on the frame, so it takes no
-    register before."""
+    register before.  ptr "Z": the bytes at `off` are read by LDD through Z (the result
+    pointer), and the base's own operand pointer is free from the start."""
 
     off: int = 0
     absdiff: bool = False
     regs: tuple = ()
     sign: int | None = None
+    ptr: str = ""
 
 
 @dataclass(frozen=True)
@@ -180,10 +183,29 @@ class BaseBlock:
         return emit_mul_regs(self.p, a, b, self.zero, self.variant, addend,
                              rows_upto=self.form.rows()[which], **self.inner)
 
+    def load_a(self, first: int, count: int) -> list[V]:
+        """A's bytes first.. by LDD through Y (or the Src's pointer)."""
+        return load_disp(self.p, self.a.ptr or "Y", self.a.off + first, count, "a", first=first)
+
+    def load_b(self, first: int, count: int) -> list[V]:
+        """B's next bytes by LD X+ (or by LDD through the Src's pointer)."""
+        if self.b.ptr:
+            return load_disp(self.p, self.b.ptr, self.b.off + first, count, "b", first=first)
+        return load_inc(self.p, "X", count, "b", first)
+
+    @property
+    def y_back(self) -> bool:
+        """Whether Y, once free, comes back on the frame for the combination one level up."""
+        return self.role.outer is not None
+
     def low_operands(self) -> tuple[list[V], list[V]]:
         """A_l and B_l (all of both operands for a parent's M, as absolute differences)."""
         p, a, b, m, k = self.p, self.a, self.b, self.m, self.k
         p.phase(f"operands ({m} bytes each)")
+        if b.ptr and self.role.free_pointers:  # X is not used
+            p.release(26, 27)
+        if a.ptr and self.role.free_pointers:  # nor Y
+            free_y(p, self.form.scratch, self.role.scratch_off, self.y_back)
         self.a_all = self.b_all = None
         if a.absdiff:  # |A1 - A2| for the parent's M: both halves through Y
             self.a_all = load_disp(p, "Y", a.off, m, "a")
@@ -201,9 +223,8 @@ class BaseBlock:
             p.release(26, 27)
         if a.absdiff and self.role.free_pointers:
             free_y(p, self.form.scratch, self.role.scratch_off)
-        a_lo = self.a_all[:k] if a.absdiff else list(a.regs[:k]) or load_disp(p, "Y", a.off, k,
-                                                                               "a")
-        b_lo = self.b_all[:k] if b.absdiff else list(b.regs[:k]) or load_inc(p, "X", k, "b", 0)
+        a_lo = self.a_all[:k] if a.absdiff else list(a.regs[:k]) or self.load_a(0, k)
+        b_lo = self.b_all[:k] if b.absdiff else list(b.regs[:k]) or self.load_b(0, k)
         return a_lo, b_lo
 
     def high_operands_and_sign(self, a_lo: list[V], b_lo: list[V]):
@@ -211,25 +232,23 @@ class BaseBlock:
         a_hi, b_hi, t, whether t is in the T flag); the operand pointers are given up as soon as
         the form allows."""
         p, a, b, m, k, form, role = self.p, self.a, self.b, self.m, self.k, self.form, self.role
-        a_hi = self.a_all[k:] if a.absdiff else list(a.regs[k:]) or load_disp(
-            p, "Y", a.off + k, m - k, "a", first=k)
+        a_hi = self.a_all[k:] if a.absdiff else list(a.regs[k:]) or self.load_a(k, m - k)
         if form.push_xy:
             p.push_pointer("Y")
         if form.diff_early:
             p.phase("|A_l - A_h|")
             mask_al = emit_abs_diff(p, a_lo, a_hi, self.zero)
-        y_free = not a.absdiff and role.free_pointers
+        y_free = not a.absdiff and not a.ptr and role.free_pointers
         if y_free and form.y_early:
-            free_y(p, form.scratch, role.scratch_off)
-        b_hi = self.b_all[k:] if b.absdiff else list(b.regs[k:]) or load_inc(
-            p, "X", self.h, "b", k)
-        if not b.absdiff and role.free_pointers:
+            free_y(p, form.scratch, role.scratch_off, self.y_back)
+        b_hi = self.b_all[k:] if b.absdiff else list(b.regs[k:]) or self.load_b(k, self.h)
+        if not b.absdiff and not b.ptr and role.free_pointers:
             p.release(26, 27)
         if form.push_xy:
             p.comment("the operand pointers wait on the stack for the next base")
             p.push_pointer("X")
         if y_free and not form.y_early:
-            free_y(p, form.scratch, role.scratch_off)
+            free_y(p, form.scratch, role.scratch_off, self.y_back)
         p.phase("|B_l - B_h|, t" if form.diff_early else "|A_l - A_h|, |B_l - B_h|, t")
         if not form.diff_early:
             mask_al = emit_abs_diff(p, a_lo, a_hi, self.zero)
@@ -268,7 +287,8 @@ class BaseBlock:
         at = {} if node is None else {"r_off": node.r_off, "x_lo": self.m,
                                       "carry_k": Mem("Z", disp=node.e_off)}
         if role.outer is not None and not form.scratch:
-            raise AssertionError("feeding the outer combination needs Y on the frame")
+            p.reclaim(28, 29)
+            read_sp(p, 28, comment="Y on the frame again, for the combination")
         if self.a.sign is not None:
             t = p.v("t")
             p.ldd(t, Mem("Y", disp=1 + self.a.sign), comment="the parent's t")

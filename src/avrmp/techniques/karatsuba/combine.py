@@ -323,9 +323,9 @@ def emit_mem_add_l1(p: VProgram, k: int, w: int = 8) -> None:
 def emit_mem_absdiffs(p: VProgram, k: int, at: int = 1,
                       inner: bool = False) -> tuple[list[V], list[V], V, V | None]:
     """Z[at..at+k) = |A_l - A_h| (A through Y), Z[at+k..at+2k) = |B_l - B_h| (B through X+).
-    Returns both differences, still in registers, t, and (inner) the M child's t.  Y is given
-    up once A is read: its registers hold data while B's difference is taken (a caller that
-    sets Y again reclaims them first).
+    Returns both differences, still in registers, t, and (inner) the M child's t.  Y is lent
+    once A is read and X once B is read: their registers hold data until a caller reclaims
+    them to set the pointers again (VProgram.lend_pointer).
 
     inner (the M child is a two-level node): while each difference D is still in registers, its
     halves' difference |D_h - D_l| (the child's M operand) is taken in D_h's registers and stored
@@ -336,9 +336,10 @@ def emit_mem_absdiffs(p: VProgram, k: int, at: int = 1,
     x = load_disp(p, "Y", 0, k, "a")
     mask_a = emit_abs_diff(p, x, lambda i: load_disp(p, "Y", k + i, 1, "a'", first=i)[0], None)
     inner_a = _store_difference(p, x, at, inner)
-    p.release(28, 29)  # A is read: Y's registers hold data (a caller setting Y reclaims them)
+    p.lend_pointer("Y")  # A is read: Y's registers hold data
     y = load_inc(p, "X", k, "b", 0)
     mask_b = emit_abs_diff(p, y, lambda i: load_inc(p, "X", 1, "b'", k + i)[0], None)
+    p.lend_pointer("X")
     inner_b = _store_difference(p, y, at + k, inner)
     p.eor(mask_a, mask_b, comment="t")
     if inner:

@@ -205,14 +205,18 @@ def reader_shift(origin: int) -> int:
     return origin if 1 + origin + SCRATCH_OFF <= 63 else 0
 
 
-def free_y(p: Emitter, scratch: int, scratch_off: int | None = None) -> None:
+def free_y(p: Emitter, scratch: int, scratch_off: int | None = None,
+           back: bool = False) -> None:
     """The operands are loaded: Y either points at the frame's scratch bytes (for spills; they
-    start scratch_off bytes above SP+1) or joins the register pool."""
+    start scratch_off bytes above SP+1) or joins the register pool (back: until the code
+    reclaims it to point it at the frame, VProgram.lend_pointer)."""
     if scratch:
         p.comment("Y is free now: point it at the frame's scratch bytes for spills")
         read_sp(p, 28)
         off = SCRATCH_OFF if scratch_off is None else scratch_off
         p.lend(Mem("Y", disp=1 + off + i) for i in range(scratch))
+    elif back:
+        p.lend_pointer("Y")
     else:
         p.release(28, 29)
 

@@ -58,14 +58,17 @@ PRESET = (("X", "b"), ("Z", "r"))  # pointers a routine with its own frame gets 
 @dataclass(frozen=True)
 class Prelude:
     """Code opening a two-level node's first block that forms its first base's operands there:
-    the block starts with X on b and Y on a, and emit(vp) leaves Y a_off bytes below the node's
-    A and X on its B + k/2 (where the Hbar base's B starts) and returns the first base's Srcs.
-    It has also stored the node's M operands in place of A's and B's low halves, and their t in
-    the frame, m_sign bytes above SP+1 (read there when the node's M base combines)."""
+    the block starts with X on b and Y on a, and emit(vp) returns the first base's Srcs, having
+    stored the node's M operands in place of A's and B's low halves, and their t in the frame,
+    m_sign bytes above SP+1 (read there when the node's M base combines).  It lends X and Y to
+    the first base, which reads no operand through them; pointers(vp), emitted between the
+    two bases, sets them again: Y a_off bytes below the node's A and X on its B + k/2 (where
+    the Hbar base's B starts)."""
 
     a: Loc
     b: Loc
     emit: Callable[[VProgram], tuple[Src, Src]]
+    pointers: Callable[[VProgram], None]
     m_sign: int
     a_off: int
 
@@ -146,10 +149,14 @@ def _emit_m_base(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, var
     # X_1 waits, and the consumed addend (after its carry byte) is free instead.
     spill = z_slots(node.e_off + 1, node.r_off) if node else z_slots(k, 2 * k)
     z_home = out + -node.r_off if node else out
-    y_at, disp = (a, 0) if prelude else y_reach(a, 2 * k)
-    set_pointers(p, z_at=z_at, origin=frame.origin, X=b, Y=y_at, Z=z_home)
-    srcs = (Src(sign=prelude.m_sign), Src()) if prelude else \
-        (Src(absdiff=True, off=disp), Src(absdiff=True))
+    if prelude:  # the operands lie within reach of Z: X and Y are free for data
+        set_pointers(p, z_at=z_at, origin=frame.origin, Z=z_home)
+        srcs = (Src(sign=prelude.m_sign, ptr="Z", off=a.off - z_home.off),
+                Src(ptr="Z", off=b.off - z_home.off))
+    else:
+        y_at, disp = y_reach(a, 2 * k)
+        set_pointers(p, z_at=z_at, origin=frame.origin, X=b, Y=y_at, Z=z_home)
+        srcs = (Src(absdiff=True, off=disp), Src(absdiff=True))
     run_base(p, spill, variant, k, *srcs, choices,
              BaseRole(parent=True, scratch_off=frame.scratch_off, node=node, outer=outer),
              scratch=SCRATCH)
@@ -175,15 +182,21 @@ def _emit_m_fused(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, va
         vp.reclaim(28, 29)
         vp.movw(28, 30)
         vp.st(Mem("Y", "-"), t, comment="t, just below M's L")
-        vp.st(Mem("Y", "-"), t_m, comment="the M child's t, below it; |A_l - A_h| at Y+2+2k")
+        vp.st(Mem("Y", "-"), t_m, comment="the M child's t, below it")
+        vp.lend_pointer("Y")
+        return Src(regs=tuple(da[: k // 2])), Src(regs=tuple(db[: k // 2]))
+
+    def pointers(vp: VProgram) -> None:
+        vp.reclaim(28, 29)
+        vp.reclaim(26, 27)
+        vp.movw(28, 30, comment="Y -> M's L: |A_l - A_h| at Y+2k")
         vp.movw(26, 30)
         vp.adiw(26, 3 * k + k // 2, comment="X -> where the Hbar base's B starts")
-        return Src(regs=tuple(da[: k // 2])), Src(regs=tuple(db[: k // 2]))
 
     emit_mul_node(p, k, 2, diffs, diffs + k, prod, frame, variant, choices, z_at=z_at,
                   outer=OuterCombine(k=k, r_off=out.off, t_slot=t_slot.off,
                                      r_slot=frame.arg_slot("r"), defer=defer_top),
-                  prelude=Prelude(a, b, differences, m_sign.off, a_off=2 + 2 * k))
+                  prelude=Prelude(a, b, differences, pointers, m_sign.off, a_off=2 * k))
     frame.free(m_sign)
 
 
@@ -271,14 +284,18 @@ def _run_joint(p: Program, k: int, variant: str, choices: Choices, frame: Frame 
         srcs = prelude.emit(vp) if prelude else (Src(off=a_off), Src())
         l1 = emit_base(vp, k, *srcs, v, first, form_l)
         vp.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1, L_1 still in registers ===")
-        vp.comment("Y still on A (A_h by displacement); X already points at B_h")
+        if prelude:
+            prelude.pointers(vp)
+        else:
+            vp.comment("Y still on A (A_h by displacement); X already points at B_h")
         second = BaseRole(out_off=r + 2 * k, addend=l1,
                           scratch_off=frame.scratch_off if frame is not None else 0)
         emit_base(vp, k, Src(off=a_off + k), Src(), v, second, form_h)
 
     lent = SCRATCH if frame is not None else scratch
     run_best(p, z_slots(r + (k + 1) // 2, r + 4 * k), variant, lent, k, both,
-             Space(pointers_wait=True, node_first=node is not None), choices, "joint", labels)
+             Space(pointers_wait=prelude is None, node_first=node is not None), choices, "joint",
+             labels)
 
 
 def y_reach(a: Loc, nbytes: int) -> tuple[Loc, int]:

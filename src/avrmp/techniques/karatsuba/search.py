@@ -188,8 +188,7 @@ def run_base(p: Program, spill: list[Mem], variant: str, m: int, a: Src, b: Src,
              labels: Program | None = None) -> None:
     """One base block in its cheapest form (run_best over the forms its role allows)."""
     role = role or BaseRole()
-    space = Space(addend=role.addend is not None, parent=role.parent,
-                  keep_scratch=role.outer is not None, own_z=role.owns_z)
+    space = Space(addend=role.addend is not None, parent=role.parent, own_z=role.owns_z)
     run_best(p, spill, variant, scratch, m,
              lambda vp, v, opts: emit_base(vp, m, a, b, v, role, BaseForm(**opts)), space,
              choices, labels=labels,
