@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from ..program.items import Comment, Label
 from ..program.program import Program
-from ..target.avr.isa import OPS, POINTER_OF, POINTER_REGS, Instr, Mem, instr_effects, op
+from ..target.avr.isa import OPS, POINTER_REGS, Instr, Mem, instr_effects, op
 from .signed_arm import emit_signed_arm
 from .vprogram import (
     AllocationError,
@@ -132,6 +132,7 @@ class Allocator:
         self.st = Placement()
         self.free = list(pool)
         self.suspended: dict[str, int] = {}  # pointer pushed or lent until its Claim's position
+        self.back: dict[int, int] = {}  # register lent until its Claim's position
         # Loads (LDD) whose value has not been read since, by value: evicting such a value drops
         # its load, for the reload where it is used does the work (see drop_unread_load).
         self.fresh: dict[int, int] = {}
@@ -190,6 +191,8 @@ class Allocator:
                       and set(items[q].regs) == set(it.regs)), self.plan.end)
         for ptr in ptrs:
             self.suspended[ptr] = claim
+        for r in it.regs:
+            self.back[r] = claim
         if not it.pushed:
             return
         for vid, mem in list(self.st.clean.items()):  # needed before the claim: back in now
@@ -226,6 +229,8 @@ class Allocator:
             out.pop(r)
         for ptr in [q for q, pair in POINTER_REGS.items() if set(pair) <= set(it.regs)]:
             self.suspended.pop(ptr, None)
+        for r in it.regs:
+            self.back.pop(r, None)
         for m in self.spill_slots:  # lent through the restored pointer: room again
             after = self.plan.first_store(m, pos)
             if set(POINTER_REGS[m.ptr]) <= set(it.regs) and after > pos:
@@ -312,8 +317,8 @@ class Allocator:
     # --- registers --------------------------------------------------------------------------
 
     def back_at(self, reg: int) -> int:
-        """Where a pushed pointer claims this register back (NEVER: it does not)."""
-        return self.suspended.get(POINTER_OF.get(reg, ""), NEVER)
+        """Where a pushed or lent register is claimed back (NEVER: it is not)."""
+        return self.back.get(reg, NEVER)
 
     def free_pair(self) -> int | None:
         """An aligned pair of free registers that no pushed pointer will claim back."""

@@ -177,7 +177,13 @@ class VProgram(Emitter):
         the pool until then, and the allocator keeps values that outlive the reclaim out of
         them (reclaim would move such values out by MOV).  Memory reached through it is out of
         reach from here on, as after release."""
-        self.items.append(Release(POINTER_REGS[ptr], until_claim=True))
+        self.lend_regs(*POINTER_REGS[ptr])
+
+    def lend_regs(self, *regs: int) -> None:
+        """Registers outside the pool (a pointer not needed for a while, r1:r0 where no MUL
+        runs) join it until reclaim(*regs) takes them back; values placed there die before
+        where the allocator can choose (reclaim moves the others out by MOV)."""
+        self.items.append(Release(regs, until_claim=True))
 
     def pop_pointer(self, ptr: str) -> None:
         """The pointer's registers leave the pool again (values there move out by MOV) and it is

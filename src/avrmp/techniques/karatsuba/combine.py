@@ -332,6 +332,7 @@ def emit_mem_absdiffs(p: VProgram, k: int, at: int = 1,
     in place of D_l, which is not stored at all: the child's first base takes D_l from the
     registers, so no byte of it is loaded again (OsEID's newest 256-bit routine does the same)."""
     p.phase(f"|A_l - A_h|, |B_l - B_h| and t ({k} bytes each) into the frame")
+    p.lend_regs(0, 1)  # no MUL runs here
     # Both halves have k bytes: emit_abs_diff never needs a zero register.
     x = load_disp(p, "Y", 0, k, "a")
     mask_a = emit_abs_diff(p, x, lambda i: load_disp(p, "Y", k + i, 1, "a'", first=i)[0], None)
@@ -344,6 +345,7 @@ def emit_mem_absdiffs(p: VProgram, k: int, at: int = 1,
     p.eor(mask_a, mask_b, comment="t")
     if inner:
         p.eor(inner_a, inner_b, comment="the M child's t")
+    p.reclaim(0, 1)
     return x, y, mask_a, inner_a
 
 

@@ -60,17 +60,14 @@ class Prelude:
     """Code opening a two-level node's first block that forms its first base's operands there:
     the block starts with X on b and Y on a, and emit(vp) returns the first base's Srcs, having
     stored the node's M operands in place of A's and B's low halves, and their t in the frame,
-    m_sign bytes above SP+1 (read there when the node's M base combines).  It lends X and Y to
-    the first base, which reads no operand through them; pointers(vp), emitted between the
-    two bases, sets them again: Y a_off bytes below the node's A and X on its B + k/2 (where
-    the Hbar base's B starts)."""
+    m_sign bytes above SP+1 (read there when the node's M base combines).  The node's operands
+    then lie within reach of Z (its result pointer), through which its later bases read them,
+    so X's and Y's registers hold data from here on."""
 
     a: Loc
     b: Loc
     emit: Callable[[VProgram], tuple[Src, Src]]
-    pointers: Callable[[VProgram], None]
     m_sign: int
-    a_off: int
 
 
 def emit_mul_node(
@@ -183,20 +180,13 @@ def _emit_m_fused(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, va
         vp.movw(28, 30)
         vp.st(Mem("Y", "-"), t, comment="t, just below M's L")
         vp.st(Mem("Y", "-"), t_m, comment="the M child's t, below it")
-        vp.lend_pointer("Y")
+        vp.release(28, 29)
         return Src(regs=tuple(da[: k // 2])), Src(regs=tuple(db[: k // 2]))
-
-    def pointers(vp: VProgram) -> None:
-        vp.reclaim(28, 29)
-        vp.reclaim(26, 27)
-        vp.movw(28, 30, comment="Y -> M's L: |A_l - A_h| at Y+2k")
-        vp.movw(26, 30)
-        vp.adiw(26, 3 * k + k // 2, comment="X -> where the Hbar base's B starts")
 
     emit_mul_node(p, k, 2, diffs, diffs + k, prod, frame, variant, choices, z_at=z_at,
                   outer=OuterCombine(k=k, r_off=out.off, t_slot=t_slot.off,
                                      r_slot=frame.arg_slot("r"), defer=defer_top),
-                  prelude=Prelude(a, b, differences, pointers, m_sign.off, a_off=2 * k))
+                  prelude=Prelude(a, b, differences, m_sign.off))
     frame.free(m_sign)
 
 
@@ -235,17 +225,21 @@ def emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str, cho
     block starts with it and takes the first base's operands from it (see Prelude).  Returns
     where Z points afterwards (None: unknown)."""
     r = node.r_off if node else 0
-    if prelude:
-        y_at, disp = prelude.a, prelude.a_off
+    if prelude:  # the Hbar base's operands through Z (see Prelude)
+        y_at, disp = prelude.a, 0
+        srcs_h = (Src(ptr="Z", off=a.off + k - out.off + r),
+                  Src(ptr="Z", off=b.off + k - out.off + r))
     else:
         y_at, disp = (a, 0) if frame is None else y_reach(a, 2 * k)
+        srcs_h = (Src(off=disp + k), Src())
 
     def joint(_, c: Choices) -> tuple[Program, Loc | None]:
         q = Program()
         if frame is not None:
             x_at = prelude.b if prelude else b
             set_pointers(q, entry, z_at=z_at, origin=frame.origin, X=x_at, Y=y_at, Z=out + -r)
-        _run_joint(q, k, variant, c, frame, scratch, node, prelude, labels=p, a_off=disp)
+        _run_joint(q, k, variant, c, frame, scratch, node, prelude, srcs_h, labels=p,
+                   a_off=disp)
         return q, out + -r if frame is not None else None
 
     def separate(_, c: Choices) -> tuple[Program, Loc]:
@@ -272,10 +266,10 @@ def emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str, cho
 
 def _run_joint(p: Program, k: int, variant: str, choices: Choices, frame: Frame | None,
                scratch: int, node: NodeAddend | None, prelude: Prelude | None,
-               labels: Program, a_off: int = 0) -> None:
+               srcs_h: tuple[Src, Src], labels: Program, a_off: int = 0) -> None:
     """L's and Hbar's bases as one block, L_1 handed over in registers; without a full frame
     (frame None), `scratch` bytes at SP+1 are lent.  a_off: Y points that many bytes below A
-    (see y_reach)."""
+    (see y_reach); srcs_h: the Hbar base's operands."""
     r = node.r_off if node else 0
     first = BaseRole(out_off=r, keep_high=True, free_pointers=False, node=node)
 
@@ -284,13 +278,11 @@ def _run_joint(p: Program, k: int, variant: str, choices: Choices, frame: Frame 
         srcs = prelude.emit(vp) if prelude else (Src(off=a_off), Src())
         l1 = emit_base(vp, k, *srcs, v, first, form_l)
         vp.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1, L_1 still in registers ===")
-        if prelude:
-            prelude.pointers(vp)
-        else:
+        if not prelude:
             vp.comment("Y still on A (A_h by displacement); X already points at B_h")
         second = BaseRole(out_off=r + 2 * k, addend=l1,
                           scratch_off=frame.scratch_off if frame is not None else 0)
-        emit_base(vp, k, Src(off=a_off + k), Src(), v, second, form_h)
+        emit_base(vp, k, *srcs_h, v, second, form_h)
 
     lent = SCRATCH if frame is not None else scratch
     run_best(p, z_slots(r + (k + 1) // 2, r + 4 * k), variant, lent, k, both,
