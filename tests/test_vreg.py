@@ -1,6 +1,6 @@
 """The register allocator's finer points (vreg.allocate): values rematerialised instead of
-spilled, register-class constraints, signed arms whose two copies differ, and loads dropped when
-their value is evicted unread."""
+spilled, register-class constraints, signed arms whose two copies differ, loads dropped when
+their value is evicted unread, and registers lent until a reclaim."""
 
 from __future__ import annotations
 
@@ -166,3 +166,27 @@ def test_pair_out_reads_each_source_before_overwriting_it() -> None:
         assert len(moves) <= 3 and (pool != [24, 25] or not moves)
         movws += len(moves) == 1 and moves[0].mnemonic == "movw"
     assert movws >= 1
+
+
+def test_lent_registers_hold_values_that_die_before_the_reclaim() -> None:
+    """r1:r0 lent where no MUL runs: a value that dies before the reclaim may take them, one
+    that lives past it takes another register (no spill, no MOV), and the MUL after the
+    reclaim finds them free."""
+    from avrmp.regalloc.vprogram import VProgram
+    from avrmp.target.avr.isa import Mem
+
+    vp = VProgram()
+    vp.lend_regs(0, 1)
+    long, short = vp.vs(2, "long"), vp.vs(2, "short")
+    for i, v in enumerate(long + short):
+        vp.ldd(v, Mem("Y", disp=i))
+    vp.add(short[0], short[1])
+    vp.std(Mem("Z", disp=0), short[0])
+    vp.reclaim(0, 1)
+    vp.mul(long[0], long[1])
+    vp.std(Mem("Z", disp=1), 0)
+    ins = _allocated(vp, [16, 17])  # four values, two pool registers: r1:r0 take the short ones
+    loads = {i.operands[1].disp: i.operands[0] for i in ins if i.mnemonic == "ldd"}
+    assert {loads[2], loads[3]} == {0, 1} and {loads[0], loads[1]} == {16, 17}
+    assert [i.mnemonic for i in ins].count("mov") == 0
+    assert [i.mnemonic for i in ins].count("std") == 2  # the two results: nothing spilled

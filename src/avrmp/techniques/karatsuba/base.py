@@ -171,10 +171,13 @@ class BaseBlock:
         M = self.product(f"M = |A_l - A_h| * |B_l - B_h| ({k}x{k} bytes)", *pair, (), 2)
         if form.push_z:
             p.pop_pointer("Z")
+        p.lend_regs(0, 1)  # the last MUL of the base has run
         u = emit_u_and_top(p, L, Hb, M, self.m, carry_e, role.addend,
                            role.parent or self.l0_kept, self.zero, self.variant, t, t_in_flag,
                            folded=form.fold_e1 and role.addend is not None)
-        return self.finish(L, u, Hb[k : 2 * self.h])
+        high = self.finish(L, u, Hb[k : 2 * self.h])
+        p.reclaim(0, 1)  # for the MULs of what follows in the block
+        return high
 
     def product(self, phase: str, a: list[V], b: list[V], addend, which: int) -> list[V]:
         """L (which 0), Hbar (1) or M (2): its own rows_upto (L runs with the most free

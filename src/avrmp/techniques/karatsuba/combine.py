@@ -44,9 +44,10 @@ def emit_fused_combine(p: VProgram, m: int, product: list[V], t: V | None, zero:
     p.phase("this node's result feeds the combination one level up")
     t_o = p.v("to")
     p.ldd(t_o, Mem("Y", disp=1 + outer.t_slot), comment="the outer level's t")
-    p.ldd(0, Mem("Y", disp=1 + outer.r_slot), comment="Y = the outer result")
+    y_lo = p.v("y")
+    p.ldd(y_lo, Mem("Y", disp=1 + outer.r_slot), comment="Y = the outer result")
     p.ldd(29, Mem("Y", disp=2 + outer.r_slot))
-    p.mov(28, 0)
+    p.mov(28, y_lo)
     if outer.r_off:
         p.adiw(28, outer.r_off)
     branched = variant == "branched"
@@ -364,6 +365,7 @@ def _store_difference(p: VProgram, d: list[V], at: int, inner: bool) -> V | None
 
 def emit_mem_combine(p: VProgram, k: int, m_off: int, variant: str) -> None:
     """The combination with t at Y+0 and M at Y+m_off (2k bytes, in the frame); R through Z."""
+    p.lend_regs(0, 1)  # no MUL runs here
     zero, t = p.v("zero"), p.v("t")
     p.clr(zero)
     p.ldd(t, Mem("Y", disp=0), comment="t")

@@ -226,20 +226,19 @@ def emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str, cho
     where Z points afterwards (None: unknown)."""
     r = node.r_off if node else 0
     if prelude:  # the Hbar base's operands through Z (see Prelude)
-        y_at, disp = prelude.a, 0
+        y_at, srcs_l = prelude.a, None
         srcs_h = (Src(ptr="Z", off=a.off + k - out.off + r),
                   Src(ptr="Z", off=b.off + k - out.off + r))
     else:
         y_at, disp = (a, 0) if frame is None else y_reach(a, 2 * k)
-        srcs_h = (Src(off=disp + k), Src())
+        srcs_l, srcs_h = (Src(off=disp), Src()), (Src(off=disp + k), Src())
 
     def joint(_, c: Choices) -> tuple[Program, Loc | None]:
         q = Program()
         if frame is not None:
             x_at = prelude.b if prelude else b
             set_pointers(q, entry, z_at=z_at, origin=frame.origin, X=x_at, Y=y_at, Z=out + -r)
-        _run_joint(q, k, variant, c, frame, scratch, node, prelude, srcs_h, labels=p,
-                   a_off=disp)
+        _run_joint(q, k, variant, c, frame, scratch, node, prelude, (srcs_l, srcs_h), labels=p)
         return q, out + -r if frame is not None else None
 
     def separate(_, c: Choices) -> tuple[Program, Loc]:
@@ -266,23 +265,22 @@ def emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str, cho
 
 def _run_joint(p: Program, k: int, variant: str, choices: Choices, frame: Frame | None,
                scratch: int, node: NodeAddend | None, prelude: Prelude | None,
-               srcs_h: tuple[Src, Src], labels: Program, a_off: int = 0) -> None:
+               srcs: tuple, labels: Program) -> None:
     """L's and Hbar's bases as one block, L_1 handed over in registers; without a full frame
-    (frame None), `scratch` bytes at SP+1 are lent.  a_off: Y points that many bytes below A
-    (see y_reach); srcs_h: the Hbar base's operands."""
+    (frame None), `scratch` bytes at SP+1 are lent.  srcs: each base's operands (the first's
+    from the prelude if there is one)."""
     r = node.r_off if node else 0
     first = BaseRole(out_off=r, keep_high=True, free_pointers=False, node=node)
 
     def both(vp: VProgram, v: str, opts: dict) -> None:
         form_l, form_h = first_and_second(BaseForm(**opts))
-        srcs = prelude.emit(vp) if prelude else (Src(off=a_off), Src())
-        l1 = emit_base(vp, k, *srcs, v, first, form_l)
+        l1 = emit_base(vp, k, *(prelude.emit(vp) if prelude else srcs[0]), v, first, form_l)
         vp.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1, L_1 still in registers ===")
         if not prelude:
             vp.comment("Y still on A (A_h by displacement); X already points at B_h")
         second = BaseRole(out_off=r + 2 * k, addend=l1,
                           scratch_off=frame.scratch_off if frame is not None else 0)
-        emit_base(vp, k, *srcs_h, v, second, form_h)
+        emit_base(vp, k, *srcs[1], v, second, form_h)
 
     lent = SCRATCH if frame is not None else scratch
     run_best(p, z_slots(r + (k + 1) // 2, r + 4 * k), variant, lent, k, both,

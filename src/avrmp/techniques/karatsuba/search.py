@@ -26,12 +26,11 @@ REFINE = 8  # allocations of a block's cheapest forms retried with defragmentati
 @dataclass(frozen=True)
 class Space:
     """Which options a block's role opens to the search: addend (fold_e1), parent (the
-    combination's options), keep_scratch (the scratch must stay lent), own_z (y_early, push_z,
-    swap_m), pointers_wait (push_xy), node_first (node_l0_kept)."""
+    combination's options), own_z (y_early, push_z, swap_m), pointers_wait (push_xy),
+    node_first (node_l0_kept)."""
 
     addend: bool = True
     parent: bool = False
-    keep_scratch: bool = False
     own_z: bool = False
     pointers_wait: bool = False
     node_first: bool = False
@@ -48,7 +47,7 @@ class Space:
         both, no = (False, True), (False,)
         parent = self.parent
         return {
-            "scratch": (scratch,) if self.keep_scratch else tuple(sorted({scratch, 0})),
+            "scratch": tuple(sorted({scratch, 0})),
             "karatsuba_from": (0,) + (((m + 1) // 2,) if (m + 1) // 2 >= 7 else ()),
             "rows_upto": tuple(rows),
             "fold_e1": both if self.addend else no,
