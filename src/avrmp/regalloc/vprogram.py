@@ -181,8 +181,9 @@ class VProgram(Emitter):
 
     def lend_regs(self, *regs: int) -> None:
         """Registers outside the pool (a pointer not needed for a while, r1:r0 where no MUL
-        runs) join it until reclaim(*regs) takes them back; values placed there die before
-        where the allocator can choose (reclaim moves the others out by MOV)."""
+        runs) join it until reclaim(*regs) takes them back; where it has the choice, the
+        allocator puts there only values that die before (reclaim moves any other out by
+        MOV)."""
         self.items.append(Release(regs, until_claim=True))
 
     def pop_pointer(self, ptr: str) -> None:

@@ -326,7 +326,7 @@ def emit_mem_absdiffs(p: VProgram, k: int, at: int = 1,
     """Z[at..at+k) = |A_l - A_h| (A through Y), Z[at+k..at+2k) = |B_l - B_h| (B through X+).
     Returns both differences, still in registers, t, and (inner) the M child's t.  Y is lent
     once A is read and X once B is read: their registers hold data until a caller reclaims
-    them to set the pointers again (VProgram.lend_pointer).
+    them to set the pointers again (VProgram.lend_pointer); r1:r0 hold data throughout.
 
     inner (the M child is a two-level node): while each difference D is still in registers, its
     halves' difference |D_h - D_l| (the child's M operand) is taken in D_h's registers and stored
@@ -341,12 +341,12 @@ def emit_mem_absdiffs(p: VProgram, k: int, at: int = 1,
     p.lend_pointer("Y")  # A is read: Y's registers hold data
     y = load_inc(p, "X", k, "b", 0)
     mask_b = emit_abs_diff(p, y, lambda i: load_inc(p, "X", 1, "b'", k + i)[0], None)
-    p.lend_pointer("X")
+    p.lend_pointer("X")  # B is read
     inner_b = _store_difference(p, y, at + k, inner)
     p.eor(mask_a, mask_b, comment="t")
     if inner:
         p.eor(inner_a, inner_b, comment="the M child's t")
-    p.reclaim(0, 1)
+    p.reclaim(0, 1)  # for the MULs that follow in the block
     return x, y, mask_a, inner_a
 
 

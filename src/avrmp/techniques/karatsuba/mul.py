@@ -180,7 +180,7 @@ def _emit_m_fused(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, va
         vp.movw(28, 30)
         vp.st(Mem("Y", "-"), t, comment="t, just below M's L")
         vp.st(Mem("Y", "-"), t_m, comment="the M child's t, below it")
-        vp.release(28, 29)
+        vp.release(28, 29)  # no base of the child reads through Y (see Prelude)
         return Src(regs=tuple(da[: k // 2])), Src(regs=tuple(db[: k // 2]))
 
     emit_mul_node(p, k, 2, diffs, diffs + k, prod, frame, variant, choices, z_at=z_at,
@@ -265,7 +265,7 @@ def emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str, cho
 
 def _run_joint(p: Program, k: int, variant: str, choices: Choices, frame: Frame | None,
                scratch: int, node: NodeAddend | None, prelude: Prelude | None,
-               srcs: tuple, labels: Program) -> None:
+               srcs: tuple[tuple[Src, Src] | None, tuple[Src, Src]], labels: Program) -> None:
     """L's and Hbar's bases as one block, L_1 handed over in registers; without a full frame
     (frame None), `scratch` bytes at SP+1 are lent.  srcs: each base's operands (the first's
     from the prelude if there is one)."""
