@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...blocks.arith import emit_abs_diff, emit_ripple
+from ...blocks.carries import ParkedCarries
 from ...blocks.pointers import load_disp, load_inc, store_disp
 from ...regalloc.vprogram import V, VProgram
 from ...target.avr.isa import Mem
@@ -33,7 +34,7 @@ class OuterCombine:
 
 
 def emit_fused_combine(p: VProgram, m: int, product: list[V], t: V | None, zero: V,
-                       variant: str, w: int, outer: OuterCombine) -> None:
+                       variant: str, w: int, outer: OuterCombine, outer_w: int) -> None:
     """A node's combination whose result bytes go straight into the combination one level up
     instead of memory: the node is that level's M child, so M never goes to the frame and back.
     Y (on the frame) fetches the outer t and the result pointer, then points at the outer result;
@@ -51,19 +52,21 @@ def emit_fused_combine(p: VProgram, m: int, product: list[V], t: V | None, zero:
     if outer.r_off:
         p.adiw(28, outer.r_off)
     branched = variant == "branched"
-    up = Combination(p, outer.k, t_o, zero, "signed" if branched else "mask", w, ptr="Y",
-                     defer=outer.defer)
+    # Four carry chains in turns (this node's V and U, the outer V and U): one set of registers.
+    carries = ParkedCarries(p, zero)
+    up = Combination(p, outer.k, t_o, zero, "signed" if branched else "mask", outer_w, ptr="Y",
+                     defer=outer.defer, carries=carries)
     inner = Combination(p, m, t, zero, "mask" if t is not None else "premasked", w,
-                        out=up.feed)
+                        out=up.feed, carries=carries, tag="'")
     if branched:
         p.bst(t_o, 0, comment="T = the outer t: add M")
         p.arm_begin()
     up.start()
+    inner.start()  # before any chain: it may change C
     for i in range(m):  # the node's L_0, already final in memory
         v = p.v("m")
         p.ldd(v, Mem("Z", disp=i), comment=f"m[{i}]")
         up.feed(i, v)
-    inner.start()
     for i, v in enumerate(product):
         inner.feed(i, v)
     inner.finish()
@@ -110,33 +113,36 @@ class Combination:
     """A parent's combination U = (L_0 | Hbar_lo) + Hbar - (-1)^t M over R, reached through a
     pointer (Z or Y) at R+r_off: L_0 at R[0..k), Hbar at R[2k..4k); U goes to R[k..3k) and
     Hbar_hi + (d, f) to R[3k..4k), or each result byte i (k <= i < 4k) to out(i, reg).  M's bytes
-    arrive in order through feed(i, reg); they are taken in chunks of w bytes, the two carry
-    chains' carries parked in registers in between (ROL saves, LSR restores), so only M's pending
-    bytes and one chunk are live at a time.
+    arrive in order through feed(i, reg); they are taken in chunks of w bytes, the carry chains'
+    carries parked in between (ParkedCarries: one rotation per change of chain), so only M's
+    pending bytes and one chunk are live at a time.
 
     sign says how M's sign is applied: "branch" (t is tested in the T flag: the whole combination
     is a signed arm, added or subtracted, with no masking), "signed" (the same inside an arm the
     caller has opened), "mask" (t is the 0x00/0xFF mask: (M xor t) + (t & 1)) or "premasked" (M's
     bytes come XORed already and t is in the T flag).  A node with an addend (see
     emit_node_addend) hands over X_1 = L_0 + E_1 in place of L_0 at R[x_lo..x_lo+k) and a carry
-    byte (0 or 1) at carry_k that belongs at U's byte k: a third chain adds it there and joins the
-    others' carries.  keep_c: the last chunk's carry stays in C for the top bytes when only
-    stores come in between (one ROL and one ADD fewer).  defer: the routine is the leaf of a
-    large one, whose caller folds the top bytes' (d, f) into its own combination
-    (emit_top_deferred): R[3k..4k) is left as Hbar_hi."""
+    byte (0 or 0x80: the carry in bit 7) at carry_k that belongs at U's byte k: a third chain
+    adds it there.  keep_c: the last chunk's carry stays in C for the top bytes (else it is
+    parked and joined from a register).  defer: the routine is the leaf of a large one, whose
+    caller folds the top bytes' (d, f) into its own combination (emit_top_deferred):
+    R[3k..4k) is left as Hbar_hi.  carries: chains shared with another combination (the
+    fused one, which interleaves its chunks with this one's), named after `tag`."""
 
     def __init__(self, p: VProgram, k: int, t: V | None, zero: V, sign: str, w: int = 4,
                  ptr: str = "Z", r_off: int = 0, x_lo: int = 0, carry_k: Mem | None = None,
-                 out=None, keep_c: bool = True, defer: bool = False) -> None:
+                 out=None, keep_c: bool = True, defer: bool = False,
+                 carries: ParkedCarries | None = None, tag: str = "") -> None:
         self.p, self.k, self.t, self.zero, self.sign, self.w = p, k, t, zero, sign, w
         self.ptr, self.r_off, self.x_lo, self.carry_k, self.out = ptr, r_off, x_lo, carry_k, out
-        self.defer = defer
+        self.defer, self.keep_c = defer, keep_c
         # In a signed arm the chains' ADD/ADC become SUB/SBC in the subtracting copy.
         self.signed = sign in ("branch", "signed")
         self.emit = p.signed if self.signed else p.emit
-        # The last chunk's carry can stay in C until finish() when only stores (which keep the
-        # flags) come in between.
-        self.c2_in_c = keep_c and out is None and carry_k is None
+        self.carries = carries or ParkedCarries(p, zero)
+        self.v, self.u, self.e = f"V{tag}", f"U{tag}", f"E{tag}"
+        self.sum_ve: V | None = None  # V's and E's last carries, added once both chains end
+        self.e_free = carry_k is None and keep_c
         self.pending: list[tuple[int, V]] = []
         self.hbar = HbarLoads(p, k, ptr, r_off)
 
@@ -144,18 +150,18 @@ class Combination:
         p = self.p
         p.phase(f"combine: U = (L_0 | Hbar_lo) + Hbar -/+ M, {2 * self.k} bytes in chunks of "
                 f"{self.w}")
-        self.c1, self.c2 = p.v("c1"), p.v("c2")
-        p.clr(self.c1)
-        p.clr(self.c2)
-        self.c3 = None
         if self.carry_k is not None:
-            self.c3 = p.v("c3")
-            p.ldd(self.c3, self.carry_k, comment="carry of the node's addend, at U's byte k")
+            c3 = p.v("c3")
+            p.ldd(c3, self.carry_k, comment="carry of the node's addend (bit 7), at U's byte k")
+            self.carries.seed(self.e, c3, 7)
         if self.sign == "branch":
             p.bst(self.t, 0, comment="T = t: add M")
             p.arm_begin()
         elif self.sign == "premasked":
-            p.bld(self.c1, 0, comment="C of M's chain starts as t (M came masked, T = t)")
+            c1 = p.v("c1")
+            p.clr(c1)
+            p.bld(c1, 0, comment="C of M's chain starts as t (M came masked, T = t)")
+            self.carries.seed(self.v, c1)
         elif self.sign == "mask":
             p.com(self.t, comment="t = 0xFF now means: subtract M")
 
@@ -174,77 +180,82 @@ class Combination:
     def _chunk(self) -> None:
         """One chunk: the first chain takes V = M + Hbar (or M - Hbar in a subtracting arm) in
         M's registers, the second U = x + V (x - V) byte by byte into x, which is stored at once.
-        Only the chunk's Hbar bytes need registers of their own, so chunks can be wide: the two
-        chains' carries are parked once per chunk."""
+        Only the chunk's Hbar bytes need registers of their own, so chunks can be wide."""
         idx = [i for i, _ in self.pending]
         ms = [m for _, m in self.pending]
         self.pending = []
         self._v_chain(idx, ms)
+        if self.carry_k is not None and idx[-1] >= self.k:
+            self._e_chain(idx, ms)
         us = self._u_chain(idx, ms)
         if self.out is not None:
             for n, i in enumerate(idx):
                 self._emit(self.k + i, us[n])
 
     def _v_chain(self, idx: list[int], ms: list[V]) -> None:
-        """V = M + Hbar (M - Hbar) into M's registers, and a node's addend carry into V at U's
-        byte k (so into U in a subtracting arm too, where U = x - V)."""
-        p, k, zero, emit = self.p, self.k, self.zero, self.emit
+        """V = M + Hbar (M - Hbar) into M's registers."""
+        p, k = self.p, self.k
         first = idx[0] == 0
-        if not first or self.sign == "premasked":
-            p.lsr(self.c1)
-        elif self.sign == "mask":
-            p.cp(zero, self.t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
+        self.carries.enter(self.v, fresh=first and self.sign != "premasked")
+        if first and self.sign == "mask":
+            p.cp(self.zero, self.t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
         for n, i in enumerate(idx):
             op = "add" if first and not n and self.signed else "adc"
             hb = self.hbar.load(2 * k + i, "hb")
             if self.sign == "mask":
                 p.eor(ms[n], self.t)  # EOR leaves C alone
-            emit(op, ms[n], hb)
-        p.rol(self.c1)
-        if self.c3 is not None and idx[-1] >= k:
-            p.lsr(self.c3)
-            for n, i in enumerate(idx):
-                if i >= k:
-                    emit("adc", ms[n], zero)
-            p.rol(self.c3)
+            self.emit(op, ms[n], hb)
+
+    def _e_chain(self, idx: list[int], ms: list[V]) -> None:
+        """A node's addend carry into V at U's byte k (so into U in a subtracting arm too, where
+        U = x - V); once its chain and V's have ended, their carries are added."""
+        self.carries.enter(self.e)
+        for n, i in enumerate(idx):
+            if i >= self.k:
+                self.emit("adc", ms[n], self.zero)
+        if idx[-1] == 2 * self.k - 1:
+            self.sum_ve = self.carries.join(self.v)
 
     def _u_chain(self, idx: list[int], ms: list[V]) -> list[V]:
         """U = x + V (x - V) into x's registers, each byte stored at once (a store keeps the
-        flags; bytes fed to an outer combination are handed over after the carry is parked)."""
-        p, k, emit = self.p, self.k, self.emit
-        first = idx[0] == 0
-        if not first:
-            p.lsr(self.c2)
+        flags; bytes fed to an outer combination are handed over after the chunk)."""
+        k = self.k
+        first, last = idx[0] == 0, idx[-1] == 2 * k - 1
+        # V's last carry is joined with U's in a signed arm, where the order matters.
+        self.carries.enter(self.u, fresh=first, low=last and self.signed and self.e_free)
         us = []
         for n, i in enumerate(idx):
             u = self.hbar.load(self.x_lo + i if i < k else k + i, "x")
-            op = "add" if first and not n else "adc"
-            emit(op, u, ms[n])
+            self.emit("add" if first and not n else "adc", u, ms[n])
             if self.out is None:
                 self._emit(k + i, u)
             us.append(u)
-        if idx[-1] < 2 * k - 1 or not self.c2_in_c:
-            p.rol(self.c2)
+        if last and not self.keep_c:
+            self.carries.park()
         return us
+
+    def _carries(self) -> V:
+        """d = the chains' last carries: V's (with E's) plus U's, U's subtracted in a signed
+        arm's subtracting copy (whose chains' carries are borrows: there d = b_V + b_E - b_U,
+        and the borrow of that last step is d's sign)."""
+        carries = self.carries
+        if self.sum_ve is None and self.keep_c:
+            carries.enter(self.u)
+            return carries.join(self.v, self.emit, commutes=not self.signed)
+        d = self.sum_ve if self.sum_ve is not None else carries.take(self.v)
+        if self.keep_c:
+            carries.enter(self.u)
+            carries.absorb(d, self.emit)
+        else:
+            self.emit("add", d, carries.take(self.u))
+        return d
 
     def finish(self) -> None:
         p, k, zero = self.p, self.k, self.zero
         p.phase("top bytes: Hbar_hi + (d, f)")
-        c1, c2 = self.c1, self.c2
-        if self.c3 is not None:
-            p.add(c1, self.c3, comment="the third chain's carry joins the first's")
-
-        def join_c2() -> None:
-            """c1 += the second chain's carry (a borrow in a signed arm's subtracting copy), still
-            in C or parked in c2."""
-            if self.c2_in_c:
-                self.emit("adc", c1, zero, comment="+ the last carry, still in C")
-            else:
-                self.emit("add", c1, c2)
-
         if self.signed:
+            c1 = self._carries()
             f = p.v("f")
-            join_c2()
             p.sbc(f, f, comment="f = sign of d")
             if self.sign == "branch":
                 p.arm_end()
@@ -252,12 +263,12 @@ class Combination:
             f = p.v("f")
             p.clr(f)  # CLR and BLD keep C
             p.bld(f, 0, comment="T = 1: M was subtracted")
-            join_c2()
+            c1 = self._carries()
             p.sub(c1, f, comment="d = carries - T")
             p.sbc(f, f, comment="f = sign of d")
         else:
             f = self.t
-            join_c2()
+            c1 = self._carries()
             p.add(c1, f, comment="d = carries + sign extension")
             p.adc(f, zero, comment="f = sign of d")
         if self.defer:
@@ -301,7 +312,7 @@ def emit_node_addend(p: VProgram, low: list[V], e_off: int, out_off: int, zero: 
         p.adc(x, e)
     ce = p.v("ce")
     p.clr(ce)
-    p.rol(ce)
+    p.ror(ce, comment="in bit 7, where Combination parks it")
     store_disp(p, "Z", out_off + m, low, "x")
     p.std(Mem("Z", disp=e_off), ce, comment="carry of X_1, for U's byte k")
 

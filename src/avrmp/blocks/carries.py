@@ -1,0 +1,104 @@
+"""The carries of carry chains that run in turns, parked in registers in between."""
+
+from __future__ import annotations
+
+
+class ParkedCarries:
+    """Carry chains over byte strings that run in turns, a chunk of bytes at a time (a
+    combination's chains, or two combinations' chains interleaved), their carries parked in
+    registers between chunks.  A register holds one carry, in bit 0 or bit 7, its other bits
+    zero, so one rotation through C changes chains: ROR takes a carry from bit 0 and parks the
+    one in C in bit 7, ROL the reverse.  Parking in one register per chain and reviving from it
+    (ROL, then LSR) costs two instructions per change instead.
+
+    Chains are named.  enter(name) goes before each chunk of a chain; nothing between two chunks
+    may change C (loads, stores, MOV, CLR and EOR do not), or park() must come first."""
+
+    def __init__(self, p, zero) -> None:
+        self.p, self.zero = p, zero
+        self.at: dict[str, tuple[object, int]] = {}  # a parked carry: its register and bit
+        self.in_c: str | None = None  # the chain whose carry C holds
+        self.free: list = []  # registers that hold zero
+
+    def seed(self, name: str, reg, bit: int = 0) -> None:
+        """A chain whose first carry is parked already: in bit `bit` of reg, the rest zero."""
+        self.at[name] = (reg, bit)
+
+    def enter(self, name: str, fresh: bool = False, low: bool = False) -> None:
+        """Before a chunk of chain `name`: C = its carry, the carry C held parked (fresh: the
+        chain's first chunk, which sets C itself; low: the carry C holds is joined next, where
+        the order matters, so it goes to bit 0 even where that costs a second instruction)."""
+        if self.in_c == name:
+            return
+        out, p = self.in_c, self.p
+        if fresh:
+            assert name not in self.at
+            self.park()
+            self.in_c = name
+            return
+        reg, bit = self.at[name]
+        if out is not None and low and bit == 0:
+            self.park()
+            out = None
+        del self.at[name]
+        if out is None:
+            (p.lsr if bit == 0 else p.lsl)(reg, comment=f"C = {name}")
+            self.free.append(reg)
+        else:
+            (p.ror if bit == 0 else p.rol)(reg, comment=f"C = {name}, {out} parked")
+            self.at[out] = (reg, 7 - bit)
+        self.in_c = name
+
+    def park(self) -> None:
+        """Park the carry C holds (before code that changes C) in bit 0 of a zero register."""
+        if self.in_c is None:
+            return
+        reg = self.free.pop() if self.free else self._cleared()
+        self.p.rol(reg, comment=f"park {self.in_c}")
+        self.at[self.in_c], self.in_c = (reg, 0), None
+
+    def _cleared(self):
+        reg = self.p.v("cy")
+        self.p.clr(reg)
+        return reg
+
+    def join(self, name: str, emit=None, commutes: bool = True):
+        """A register holding chain `name`'s last carry plus the one in C (whose chain ends
+        too), by emit("adc", reg, zero); commutes: emit adds both copies' ways (not a signed
+        arm's, where the carry in C is subtracted)."""
+        emit = emit or self.p.emit
+        reg, bit = self.at.pop(name)
+        if bit == 7:
+            self.p.rol(reg, comment=f"swap {name} and {self.in_c}")  # reg = C's carry, C = name's
+            if not commutes:  # `name`'s carry must be the register's: park it in another one
+                self.in_c = name
+                other = reg
+                self.park()
+                reg, _ = self.at.pop(name)
+                emit("add", reg, other)
+                return reg
+        emit("adc", reg, self.zero)
+        self.in_c = None
+        return reg
+
+    def absorb(self, reg, emit=None) -> None:
+        """reg += the carry in C (whose chain ends), by emit("adc", reg, zero)."""
+        (emit or self.p.emit)("adc", reg, self.zero, comment=f"+ {self.in_c}, still in C")
+        self.in_c = None
+
+    def take(self, name: str):
+        """A register holding chain `name`'s last carry in bit 0, the rest zero (C may change
+        only if it holds no carry)."""
+        if self.in_c == name:
+            self.park()
+        reg, bit = self.at.pop(name)
+        if bit == 7:
+            if self.in_c is None:
+                self.p.lsl(reg)
+                self.p.rol(reg)
+            else:  # swap it with the carry in C, then park it in a register of its own
+                self.p.rol(reg, comment=f"swap {name} and {self.in_c}")
+                self.at[self.in_c], self.in_c = (reg, 0), name
+                self.park()
+                reg, _ = self.at.pop(name)
+        return reg
