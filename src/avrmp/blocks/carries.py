@@ -27,7 +27,8 @@ class ParkedCarries:
     def enter(self, name: str, fresh: bool = False, low: bool = False) -> None:
         """Before a chunk of chain `name`: C = its carry, the carry C held parked (fresh: the
         chain's first chunk, which sets C itself; low: the carry C holds is joined next, where
-        the order matters, so it goes to bit 0 even where that costs a second instruction)."""
+        the order matters (see join), so it goes to bit 0 even if that costs a second
+        instruction)."""
         if self.in_c == name:
             return
         out, p = self.in_c, self.p
@@ -37,7 +38,7 @@ class ParkedCarries:
             self.in_c = name
             return
         reg, bit = self.at[name]
-        if out is not None and low and bit == 0:
+        if out is not None and low and bit == 0:  # a rotation would park it in bit 7
             self.park()
             out = None
         del self.at[name]
@@ -62,24 +63,25 @@ class ParkedCarries:
         self.p.clr(reg)
         return reg
 
-    def join(self, name: str, emit=None, commutes: bool = True):
-        """A register holding chain `name`'s last carry plus the one in C (whose chain ends
-        too), by emit("adc", reg, zero); commutes: emit adds both copies' ways (not a signed
-        arm's, where the carry in C is subtracted)."""
+    def join(self, name: str, emit=None, first: str | None = None):
+        """A register holding chain `name`'s last carry and the one in C (whose chain ends too)
+        added by emit("adc"/"add", ...), which in a signed arm's subtracting copy subtracts the
+        second from the first: first names the chain whose carry comes first (None: either)."""
         emit = emit or self.p.emit
         reg, bit = self.at.pop(name)
-        if bit == 7:
-            self.p.rol(reg, comment=f"swap {name} and {self.in_c}")  # reg = C's carry, C = name's
-            if not commutes:  # `name`'s carry must be the register's: park it in another one
-                self.in_c = name
-                other = reg
-                self.park()
-                reg, _ = self.at.pop(name)
-                emit("add", reg, other)
-                return reg
-        emit("adc", reg, self.zero)
+        in_reg, in_c = name, self.in_c
+        if bit == 7:  # swap: reg = C's carry, in bit 0, and C = name's
+            self.p.rol(reg, comment=f"swap {name} and {in_c}")
+            in_reg, in_c = in_c, name
         self.in_c = None
-        return reg
+        if first in (None, in_reg):
+            emit("adc", reg, self.zero, comment=f"+ {in_c}")
+            return reg
+        self.in_c = in_c  # C's carry comes first: it needs a register of its own
+        self.park()
+        head, _ = self.at.pop(in_c)
+        emit("add", head, reg)
+        return head
 
     def absorb(self, reg, emit=None) -> None:
         """reg += the carry in C (whose chain ends), by emit("adc", reg, zero)."""

@@ -109,7 +109,6 @@ class BaseForm:
     t_flag: bool = False
     combine_w: int = 4
     combine_keep_c: bool = True
-    outer_w: int = 0
     premask: bool = False
     y_early: bool = False
     push_z: bool = False
@@ -309,7 +308,7 @@ class BaseBlock:
                          w=form.combine_w, keep_c=form.combine_keep_c, **at)
         else:
             emit_fused_combine(p, self.m, product, t, self.zero, self.variant, form.combine_w,
-                               role.outer, form.outer_w or form.combine_w)
+                               role.outer)
 
 
 def first_and_second(form: BaseForm) -> tuple[BaseForm, BaseForm]:

@@ -34,7 +34,7 @@ class OuterCombine:
 
 
 def emit_fused_combine(p: VProgram, m: int, product: list[V], t: V | None, zero: V,
-                       variant: str, w: int, outer: OuterCombine, outer_w: int) -> None:
+                       variant: str, w: int, outer: OuterCombine) -> None:
     """A node's combination whose result bytes go straight into the combination one level up
     instead of memory: the node is that level's M child, so M never goes to the frame and back.
     Y (on the frame) fetches the outer t and the result pointer, then points at the outer result;
@@ -54,7 +54,7 @@ def emit_fused_combine(p: VProgram, m: int, product: list[V], t: V | None, zero:
     branched = variant == "branched"
     # Four carry chains in turns (this node's V and U, the outer V and U): one set of registers.
     carries = ParkedCarries(p, zero)
-    up = Combination(p, outer.k, t_o, zero, "signed" if branched else "mask", outer_w, ptr="Y",
+    up = Combination(p, outer.k, t_o, zero, "signed" if branched else "mask", w, ptr="Y",
                      defer=outer.defer, carries=carries)
     inner = Combination(p, m, t, zero, "mask" if t is not None else "premasked", w,
                         out=up.feed, carries=carries, tag="'")
@@ -62,11 +62,11 @@ def emit_fused_combine(p: VProgram, m: int, product: list[V], t: V | None, zero:
         p.bst(t_o, 0, comment="T = the outer t: add M")
         p.arm_begin()
     up.start()
-    inner.start()  # before any chain: it may change C
     for i in range(m):  # the node's L_0, already final in memory
         v = p.v("m")
         p.ldd(v, Mem("Z", disp=i), comment=f"m[{i}]")
         up.feed(i, v)
+    inner.start()
     for i, v in enumerate(product):
         inner.feed(i, v)
     inner.finish()
@@ -142,7 +142,6 @@ class Combination:
         self.carries = carries or ParkedCarries(p, zero)
         self.v, self.u, self.e = f"V{tag}", f"U{tag}", f"E{tag}"
         self.sum_ve: V | None = None  # V's and E's last carries, added once both chains end
-        self.e_free = carry_k is None and keep_c
         self.pending: list[tuple[int, V]] = []
         self.hbar = HbarLoads(p, k, ptr, r_off)
 
@@ -162,8 +161,6 @@ class Combination:
             p.clr(c1)
             p.bld(c1, 0, comment="C of M's chain starts as t (M came masked, T = t)")
             self.carries.seed(self.v, c1)
-        elif self.sign == "mask":
-            p.com(self.t, comment="t = 0xFF now means: subtract M")
 
     def _emit(self, i: int, reg: V) -> None:
         if self.out is None:
@@ -197,7 +194,8 @@ class Combination:
         p, k = self.p, self.k
         first = idx[0] == 0
         self.carries.enter(self.v, fresh=first and self.sign != "premasked")
-        if first and self.sign == "mask":
+        if first and self.sign == "mask":  # (another combination's chains may have run before)
+            p.com(self.t, comment="t = 0xFF now means: subtract M")
             p.cp(self.zero, self.t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
         for n, i in enumerate(idx):
             op = "add" if first and not n and self.signed else "adc"
@@ -221,8 +219,10 @@ class Combination:
         flags; bytes fed to an outer combination are handed over after the chunk)."""
         k = self.k
         first, last = idx[0] == 0, idx[-1] == 2 * k - 1
-        # V's last carry is joined with U's in a signed arm, where the order matters.
-        self.carries.enter(self.u, fresh=first, low=last and self.signed and self.e_free)
+        # V's last carry is joined with U's in a signed arm, where the order matters: it goes
+        # to bit 0, where that takes one instruction (see ParkedCarries.join).
+        low = last and self.signed and self.keep_c and self.carry_k is None
+        self.carries.enter(self.u, fresh=first, low=low)
         us = []
         for n, i in enumerate(idx):
             u = self.hbar.load(self.x_lo + i if i < k else k + i, "x")
@@ -241,7 +241,7 @@ class Combination:
         carries = self.carries
         if self.sum_ve is None and self.keep_c:
             carries.enter(self.u)
-            return carries.join(self.v, self.emit, commutes=not self.signed)
+            return carries.join(self.v, self.emit, self.v if self.signed else None)
         d = self.sum_ve if self.sum_ve is not None else carries.take(self.v)
         if self.keep_c:
             carries.enter(self.u)
