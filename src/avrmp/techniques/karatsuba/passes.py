@@ -8,6 +8,7 @@ from functools import partial
 from itertools import pairwise
 
 from ...blocks.arith import emit_ripple_mem
+from ...blocks.carries import ParkedCarries
 from ...regalloc.vprogram import V, VProgram
 from ...target.avr.isa import Mem
 from .combine import emit_top_deferred
@@ -94,8 +95,9 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
 
 class LevelCombine:
     """The passes of level_combine over one VProgram; the chains' carries are parked in
-    registers between chunks (ROL saves, LSR restores), except the one a chunk's last chain
-    leaves in C for the next chunk's first (in_c; park() before anything that changes C)."""
+    registers between chunks (ParkedCarries: one rotation through C per change of chain; a
+    chunk's last chain leaves its carry in C, where the next chunk may start with it; park()
+    before anything that changes C)."""
 
     def __init__(self, k: int, signed: bool, w: int, w_high: int, values: int,
                  branched: bool = False) -> None:
@@ -106,11 +108,10 @@ class LevelCombine:
         p = self.p = VProgram()
         self.zero = p.v("zero")
         p.clr(self.zero)
-        # Hbar's, U's addition's and M's carries (and the chain adding L's deferred top).
-        self.carry = {name: p.v(name) for name in ("ch", "cu", "cm") + ("cl",) * bool(values)}
-        for c in self.carry.values():
-            p.clr(c)
-        self.in_c: str | None = None  # the chain whose carry C holds, not parked
+        # Hbar's ("ch"), U's addition's ("cu") and M's ("cm") chains, and the one adding L's
+        # deferred top ("cl").
+        self.carries = ParkedCarries(p, self.zero)
+        self.s0: V | None = None  # U_lo's overflow, for U_hi[0] (with the children's values)
         self.t, self.arm = None, branched
         if branched:
             t = p.v("t")
@@ -156,7 +157,7 @@ class LevelCombine:
     def move(self, ptr: str, rel: int) -> None:
         """Y or Z to R+rel (ADIW or SUBI/SBCI change C: a carry left there is parked first)."""
         if rel != self.pos[ptr]:
-            self.park()
+            self.carries.park()
             add_const(self.p, 28 if ptr == "Y" else 30, rel - self.pos[ptr])
             self.pos[ptr] = rel
 
@@ -165,20 +166,14 @@ class LevelCombine:
         return rel - self.pos[ptr]
 
     def chain(self, name: str, dst: list, src, first: bool, op: str = "add",
-              signed: bool = False, keep: bool = False) -> None:
+              signed: bool = False) -> None:
         """dst += src (or -= with op "sub"; op "adc" adds with the carry already set; src a list,
         a function of the byte's index that loads it just before it is needed, or one register
-        for every byte), the carry restored before (unless this is the chain's first chunk, or
-        C still holds it) and parked after (the top bytes read it there), or with keep left in
-        C for the chain's next chunk, which starts the next chunk of bytes.  signed: the
-        additions subtract in a signed arm's subtracting copy."""
+        for every byte), the carry revived before (unless this is the chain's first chunk, or
+        C still holds it) and left in C.  signed: the additions subtract in a signed arm's
+        subtracting copy."""
         p = self.p
-        if self.in_c == name:
-            self.in_c = None
-        else:
-            self.park()
-            if not first:
-                p.lsr(self.carry[name], comment=f"C = {name}")
+        self.carries.enter(name, fresh=first)
         for q, x in enumerate(dst):
             y = src[q] if isinstance(src, list) else src(q) if callable(src) else src
             mnemonic = op if first and q == 0 else {"add": "adc", "sub": "sbc", "adc": "adc"}[op]
@@ -186,23 +181,13 @@ class LevelCombine:
                 p.signed(mnemonic, x, y)
             else:
                 p.emit(mnemonic, x, y)
-        if keep:
-            self.in_c = name
-        else:
-            p.rol(self.carry[name], comment=f"park {name}")
 
-    def park(self) -> None:
-        """Park the carry a chain left in C (before anything that changes C)."""
-        if self.in_c:
-            self.p.rol(self.carry[self.in_c], comment=f"park {self.in_c}")
-            self.in_c = None
-
-    def m_chain(self, u: list, j: int, first: bool, keep: bool = False) -> None:
+    def m_chain(self, u: list, j: int, first: bool) -> None:
         """U -/+= M's bytes j.. (through X)."""
         p, t = self.p, self.t
         if t is None:
             self.chain("cm", u, self.lazy("X", "M", j), first,
-                       *(("add", True) if self.arm else ("sub", False)), keep=keep)
+                       *(("add", True) if self.arm else ("sub", False)))
             return
 
         def m_byte(q: int):
@@ -211,9 +196,9 @@ class LevelCombine:
             return v
 
         if first:
-            self.park()
+            self.carries.enter("cm", fresh=True)
             p.cp(self.zero, t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
-        self.chain("cm", u, m_byte, first, "adc", keep=keep)
+        self.chain("cm", u, m_byte, first, "adc")
 
     def sign_byte(self, dst, src, comment: str) -> None:
         """dst = 0xFF if src (a small signed value) is negative, else 0."""
@@ -274,44 +259,44 @@ class LevelCombine:
                "cm": partial(self.m_chain, u, j, j == 0)}
         if self.folds and j >= self.folds[0]:
             ops["cl"] = partial(self.l_chain, u, j)
-        self.run_chains(ops, end < k, leaders=("cm", "cl"))  # U += Hbar needs Hbar first
+        self.run_chains(ops, leaders=("cm", "cl"))  # U += Hbar needs Hbar first
         if not near:
             p.movw(0, 26)
         self.store("Y", u, "U", j, self.at("Y", k + j))
 
-    def hbar_chain(self, hb: list, j: int, keep: bool = False) -> None:
+    def hbar_chain(self, hb: list, j: int) -> None:
         """Hbar_lo's bytes j..: H's (in hb) += L_1's, stored over H_lo."""
         k = self.k
-        self.chain("ch", hb, self.lazy("Y", "L_1", j, self.at("Y", k + j)), j == 0, keep=keep)
+        self.chain("ch", hb, self.lazy("Y", "L_1", j, self.at("Y", k + j)), j == 0)
         self.store(self.hp, hb, "Hbar_lo", j, self.at(self.hp, 2 * k + j))
 
-    def run_chains(self, ops: dict, more: bool, leaders: tuple = ("cu", "cm", "cl")) -> None:
-        """A chunk's chains (name -> emitter taking keep), in their order but first the one whose
-        carry C still holds, if it may lead (`leaders`: it needs nothing the others make first);
-        the last keeps its carry in C when another chunk follows and it may lead there (an order
-        that ends with such a chain lets the next chunk start with it)."""
-        order = [self.in_c] if self.in_c in ops and self.in_c in leaders else []
+    def run_chains(self, ops: dict, leaders: tuple = ("cu", "cm", "cl")) -> None:
+        """A chunk's chains (name -> emitter), in their order but first the one whose carry C
+        still holds, if it may lead (`leaders`: it needs nothing the others make first): an
+        order that ends with such a chain lets the next chunk start with it."""
+        in_c = self.carries.in_c
+        order = [in_c] if in_c in ops and in_c in leaders else []
         order += [name for name in ops if name not in order]
-        for i, name in enumerate(order):
-            ops[name](keep=more and i == len(order) - 1 and name in leaders)
+        for name in order:
+            ops[name]()
 
-    def l_chain(self, u: list, j: int, keep: bool = False) -> None:
+    def l_chain(self, u: list, j: int) -> None:
         """U_lo's bytes j.. += L's deferred values (d_L popped at byte k/2, d_L2 at 3k/4 joining
         the sign byte there), sign-extended."""
         p = self.p
         if j not in self.folds:
-            self.chain("cl", u, self.f_l, False, keep=keep)
+            self.chain("cl", u, self.f_l, False)
             return
         second = j != self.folds[0]
         p.comment(f"L's top quarter is short by d_L{'2' if second else ''} from U_lo[{j}] on")
         d = p.v("dL")
         p.pop(d)
-        self.park()  # the sums below change C
+        self.carries.park()  # the sums below change C
         if second:
             p.add(d, self.f_l, comment="+ the sign byte so far (-1 or 0)")
         self.f_l = p.v("fL")
         self.sign_byte(self.f_l, d, "its sign byte")
-        self.chain("cl", u, lambda q: d if q == 0 else self.f_l, not second, keep=keep)
+        self.chain("cl", u, lambda q: d if q == 0 else self.f_l, not second)
 
     def high_half(self) -> V:
         """U_hi = Hbar_lo + H_hi + c -/+ M_hi (to R[2k..3k)), c the carry of Hbar_lo in its own
@@ -324,12 +309,16 @@ class LevelCombine:
         if not near:
             p.movw(26, 0, comment="X -> M (no longer shared)")
         self.c_hbar = p.v("c")
-        p.mov(self.c_hbar, self.carry["ch"], comment="Hbar_lo's carry, for U_hi and the top bytes")
+        s = self.carries.take("ch")
+        self.carries.park()  # (the sums below change C)
+        p.mov(self.c_hbar, s, comment="Hbar_lo's carry, for U_hi and the top bytes")
         self.ext = self.zero  # what the Hbar chain adds above its last signed addend
         if self.folds:
-            s = self.carry["ch"]
-            p.add(s, self.carry["cl"], comment="c + the carry of L's chain over U_lo")
+            p.add(s, self.carries.take("cl"), comment="c + the carry of L's chain over U_lo")
             p.add(s, self.f_l, comment="+ f_L (-1 or 0): U_lo's overflow joins c at U_hi[0]")
+            self.s0 = s
+        else:
+            self.carries.seed("ch", s)
         starts = sorted(set(range(0, k, self.w_high)) | set(self.folds))
         for j, end in zip(starts, starts[1:] + [k]):
             self.high_chunk(j, end)
@@ -345,20 +334,20 @@ class LevelCombine:
         u = self.load("Y", n, "Hbar_lo", j, self.at("Y", 2 * k + j))
         h_hi = self.lazy(self.hp, "H", k + j, self.at(self.hp, 3 * k + j))
 
-        def middle(keep: bool) -> None:
+        def middle() -> None:
             if j in self.folds:
                 self.ext = self.fold_deferred_tops(u, self.ext, j)
             elif j == 0 and self.folds:
-                self.ext = self.add_signed(u)
+                self.ext = self.add_signed(u, self.s0)
             else:
-                self.chain("ch", u, self.ext, False, keep=keep)
+                self.chain("ch", u, self.ext, False)
 
         # The chains are independent here; the middle one stays in the middle, so either end
         # can go first in the next chunk.
         ends = {"cu": partial(self.chain, "cu", u, h_hi, False),
                 "cm": partial(self.m_chain, u, k + j, False)}
-        first, last = ("cm", "cu") if self.in_c == "cm" else ("cu", "cm")
-        self.run_chains({first: ends[first], "ch": middle, last: ends[last]}, end < k)
+        first, last = ("cm", "cu") if self.carries.in_c == "cm" else ("cu", "cm")
+        self.run_chains({first: ends[first], "ch": middle, last: ends[last]})
         self.store("Y", u, "U", k + j, self.at("Y", 2 * k + j))
 
     def fold_deferred_tops(self, u: list, ext: V, j: int) -> V:
@@ -366,35 +355,36 @@ class LevelCombine:
         -/+ d_M; at 3k/4 from their second values, H's only at the top level), summed by the
         prologue and popped here: s and the chain's pending sign byte ext join the Hbar chain as
         one signed addend; returns its sign byte, which the chain carries on."""
-        p, s = self.p, self.carry["ch"]
-        self.park()
+        p = self.p
+        s = self.carries.take("ch")
+        self.carries.park()
         p.comment(f"the children's top quarters are short at U_hi[{j}]: + s")
         x = p.v("s")
         p.pop(x)
         p.add(s, x)
         if ext is not self.zero:
             p.add(s, ext, comment="the chain's pending sign (-1 or 0)")
-        return self.add_signed(u)
+        return self.add_signed(u, s)
 
-    def add_signed(self, u: list) -> V:
-        """u += the small signed value in the Hbar chain's register, sign-extended; the carry is
-        parked there again; returns the sign byte, which the chain carries on."""
-        p, s = self.p, self.carry["ch"]
-        self.park()
+    def add_signed(self, u: list, s: V) -> V:
+        """u += s, a small signed value, sign-extended: the Hbar chain goes on from there, its
+        carry in C; returns the sign byte, which the chain carries on."""
+        p = self.p
+        self.carries.park()
         ext = p.v("sign")
         self.sign_byte(ext, s, "its sign byte")
+        self.carries.enter("ch", fresh=True)
         p.add(u[0], s)
         for x in u[1:]:
             p.adc(x, ext)
-        p.clr(s)  # CLR keeps C
-        p.rol(s, comment="park ch")
         return ext
 
     def top_carry(self, ext: V) -> tuple[V, V]:
         """(d, f) for the top bytes: d = c + the chains' carries (and M's sign extension), f
         its sign byte."""
-        p, t, carry = self.p, self.t, self.carry
+        p, t = self.p, self.t
         p.phase(f"top bytes: H_hi + (d, f) ({self.k} bytes)")
+        carry = {name: self.carries.take(name) for name in ("cu", "ch", "cm")}
         d, f = carry["cu"], p.v("f")
         p.add(d, carry["ch"])
         p.add(d, self.c_hbar)
