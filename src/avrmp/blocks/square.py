@@ -8,7 +8,8 @@ from .accumulator import Accumulator
 
 
 def emit_square(p, a: Sequence, zero, addend: Sequence = (), zero_hi=None, w: int = 2,
-                sink: Callable[[int, object], None] | None = None) -> list:
+                sink: Callable[[int, object], None] | None = None,
+                lend_tail: bool = False) -> list:
     """a^2 (plus a short addend at the low end) for a register-resident byte string, into fresh
     registers; returns exactly as many result bytes as the value can need (emit_product's contract).
 
@@ -21,10 +22,12 @@ def emit_square(p, a: Sequence, zero, addend: Sequence = (), zero_hi=None, w: in
     addend E.  Once E's bytes run out, its last carry is folded into the next a_i^2 (which leaves
     room for it: a_i^2 + 1 < 2^16).  Wider chunks park fewer carries but keep more bytes live.
     sink(i, reg), if given, takes result byte i as soon as it is final (to store it at once, so
-    finished bytes do not hold registers).  Straight-line."""
+    finished bytes do not hold registers).  Between a chunk's last read of r1:r0 and the next
+    MUL, r1:r0 join the register pool (VProgram.lend_regs); lend_tail: they stay lent after the
+    last MUL (the caller runs no MUL, or reclaims them first).  Straight-line."""
     if w < 2 or w % 2:
         raise AssertionError("emit_square needs an even chunk width")
-    return Square(p, a, zero, addend, zero_hi, w, sink).emit()
+    return Square(p, a, zero, addend, zero_hi, w, sink).emit(lend_tail)
 
 
 # The doubling's carry and D's share one parking register: bit 0 (LSR restores, ROL saves) and
@@ -45,8 +48,9 @@ class Square:
         self.pending = {"2S": False, "D": False}
         self.shared: list = []  # the parking register, once one is needed
         self.ce = None  # the addend chain's parked carry (None: no carry pending)
+        self.lent = False  # r1:r0 in the register pool (between a chunk's squares and the next MUL)
 
-    def emit(self) -> list:
+    def emit(self, lend_tail: bool) -> list:
         out: list = []
         for lo in range(0, self.nres, self.w):
             width = min(self.w, self.nres - lo)
@@ -56,16 +60,25 @@ class Square:
                 if self.sink is not None:
                     self.sink(len(out) - 1, out[-1])
         assert self.acc.bound == 0
+        if self.lent and not lend_tail:
+            self.p.reclaim(0, 1)
         return out
 
     def chunk(self, lo: int, width: int, last: bool) -> list:
-        """Result bytes lo.. lo+width-1: 2S, + D, + E."""
+        """Result bytes lo.. lo+width-1: 2S, + D, + E.  From D's addition (the last read of
+        r1:r0) to the next chunk's first MUL, r1:r0 are lent to the register pool: the addend's
+        bytes and whatever the sink does with the chunk may live there."""
+        if self.lent:
+            self.p.reclaim(0, 1)
+            self.lent = False
         x = [self.s_byte(k) for k in range(lo, lo + width)]
         x = self.double(x, last)
         src = self.squares(lo, width)
         starts = self.pending["D"] or any(s is not None and v is not None for s, v in zip(src, x))
         if self.add_chain(x, src, self.restore("D", starts and not last)) and not last:
             self.save("D")
+        self.p.lend_regs(0, 1)
+        self.lent = True
         # + E (the addend), then its carry ripples until it can be folded into an a_i^2.
         addend = self.addend
         e = [addend[j] if j < len(addend) else None for j in range(lo, lo + width)]

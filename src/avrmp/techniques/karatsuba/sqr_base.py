@@ -65,9 +65,10 @@ def emit_sqr_base(
         if parent:  # the combination runs as M's bytes are final
             p.comment("the parent's combination is interleaved, chunk by chunk")
             combine = SqrCombine(p, m, base.zero, defer=defer_top)
-            base.square(a, e, sink=lambda i, r: combine.push(r))
+            base.square(a, e, sink=lambda i, r: combine.push(r), lend_tail=True)
         else:  # each result byte goes out as soon as it is final
-            base.square(a, e, sink=lambda i, r: store_disp(p, "Z", out_off + i, [r], "r"))
+            base.square(a, e, sink=lambda i, r: store_disp(p, "Z", out_off + i, [r], "r"),
+                        lend_tail=True)
         return
     product = base.karatsuba(a_all, addend_off, out_off, parent)
     if parent:
@@ -90,9 +91,9 @@ class SqrBase:
         if not self.keep_y:
             free_y(self.p, self.scratch, self.scratch_off)
 
-    def square(self, x, addend=(), sink=None) -> list:
+    def square(self, x, addend=(), sink=None, lend_tail: bool = False) -> list:
         return emit_square(self.p, x, self.zero, addend=addend, zero_hi=self.zero_hi, w=self.w,
-                           sink=sink)
+                           sink=sink, lend_tail=lend_tail)
 
     def operand_absdiff(self) -> list:
         """|A[0..m) - A[m..2m)|, the parent's M's operand."""
