@@ -187,7 +187,11 @@ def solve(problem: Problem) -> dict | None:
     solver.parameters.num_workers = 1
     solver.parameters.max_deterministic_time = WORK_LIMIT
     solver.parameters.random_seed = 1
-    status = solver.Solve(m)
+    try:
+        status = solver.Solve(m)
+    except IndexError:  # OR-Tools 9.15's presolve fails on a few hints: solve without them
+        m.ClearHints()
+        status = solver.Solve(m)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE) or solver.ObjectiveValue() < 1:
         return None
     return {w: solver.Value(v) for w, v in x.items()}

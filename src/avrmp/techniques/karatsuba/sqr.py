@@ -23,9 +23,9 @@ from ...errors import AvrmpError
 from ...program.program import Program
 from ...regalloc.allocator import allocate
 from ...regalloc.vprogram import AllocationError, VProgram
-from ...tuning.choices import Choices, StaleChoices, memo_search
+from ...tuning.choices import Choices, Decision, StaleChoices, Trial, memo_search
 from ..kernel import Kernel
-from .combine import emit_mem_add_l1
+from .combine import TOP_RETURN, emit_mem_add_l1
 from .frame import (
     ARG_SLOT,
     SCRATCH,
@@ -40,7 +40,7 @@ from .frame import (
     set_pointers,
     z_slots,
 )
-from .search import BASE_POOL
+from .search import BASE_POOL, CLEAN_BIAS, LIVE_AFTER_BLOCK, colours_of, recolored
 from .sqr_base import SqrCombine, emit_sqr_base
 
 MAX_SQR_BASE = 20  # the largest one-level base (bytes) tried; beyond it the allocation runs dry
@@ -52,57 +52,76 @@ SQUARE_WIDTHS = (2, 4, 6)  # emit_square chunk widths tried per base
 def _run(p: Program, spill, choices: Choices, ptrs: dict | None = None, follow: bool = False,
          **kw) -> None:
     """A base block, with Y lent for spills into the frame's scratch, released into the register
-    pool or kept on the operand, with each chunk width of the squares and a single or paired zero
-    register, whichever allocation is cheapest (recorded as "base").  ptrs (see _point) learns
-    whether Y survives (kept on the operand, it needs no reload from the frame for a following
-    base: `follow` charges the others that reload; without a frame, Y is kept unless this is the
-    last base)."""
+    pool or kept on the operand, with each chunk width of the squares, a single or paired zero
+    register and each eviction preference, whichever allocation is cheapest once recoloured
+    (recorded as "base", with the block's exact recolouring inside it: search.colours_of).
+    ptrs (see _point) learns whether Y survives (kept on the operand, it needs no reload from
+    the frame for a following base: `follow` charges the others that reload; without a frame,
+    Y is kept unless this is the last base)."""
     scratch = kw.pop("scratch", 0)
+    live_out = LIVE_AFTER_BLOCK | (TOP_RETURN if kw.get("defer_top") else frozenset())
     if choices.searching:
-        best = _search_base(p, spill, choices.core, ptrs, follow, scratch, kw)
-        choices.decide("base", lambda: best[0])
-        pick, code = best
+        pick, code, colours = _search_base(p, spill, choices.core, ptrs, follow, scratch, kw,
+                                           live_out)
+        choices.record("base", Trial(pick, None, 0, [Decision("colours", colours)]))
     else:
-        pick = choices.decide("base", lambda: None)
-        code = _allocate_base(p, spill, pick, kw)
-        if code is None:
-            raise StaleChoices("the recorded squaring base no longer allocates: regenerate "
-                               "without recorded choices (avrmp gen --tune)")
-    p.extend(code)
+        def replay(pick: dict, sub: Choices) -> tuple:
+            code = _allocate_base(p, spill, pick, kw)
+            if code is None:
+                raise StaleChoices("the recorded squaring base no longer allocates: regenerate "
+                                   "without recorded choices (avrmp gen --tune)")
+            return pick, code, sub.decide_late("colours", lambda: colours_of(code, live_out))
+
+        pick, code, colours = choices.replay("base", replay)
+    p.extend(recolored(code, colours, live_out))
     if ptrs is not None and not pick["keep_y"]:
         ptrs.pop("Y", None)
 
 
 def _allocate_base(p: Program, spill, pick: dict, kw: dict) -> Program | None:
     vp = VProgram()
-    emit_sqr_base(vp, **pick, **kw)
+    emit_sqr_base(vp, **{k: v for k, v in pick.items() if k != "bias"}, **kw)
     trial = Program()
     try:
-        allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=p)
+        allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=p,
+                 clean_bias=pick.get("bias", 0))
     except AllocationError:
         return None
     return trial
 
 
+RECOLOURED = 4  # the cheapest allocations of a base recoloured before the choice
+
+
 def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, scratch: int,
-                 kw: dict) -> tuple[dict, Program]:
+                 kw: dict, live_out: frozenset[int]) -> tuple[dict, Program, str]:
+    """The cheapest pick (see _run), its code and its recolouring: every pick allocated, the
+    RECOLOURED cheapest recoloured (the recolouring moves a few cycles, and sometimes the
+    ranking)."""
     frameless = ptrs is not None and ptrs.get("frameless")
     if frameless:  # Y released into the pool only by the last base: no pointer can be reloaded
         y_roles = [(0, True)] + ([] if follow else [(0, False)])
     else:
         y_roles = [(s, False) for s in sorted({scratch, 0})] + [(0, True)]
-    best = None
-    for (s, keep_y), w, pair_zero in itertools.product(y_roles, SQUARE_WIDTHS, (False, True)):
+    found = []
+    for (s, keep_y), w, pair_zero, bias in itertools.product(y_roles, SQUARE_WIDTHS,
+                                                             (False, True), CLEAN_BIAS):
         pick = {"scratch": s, "keep_y": keep_y, "w": w, "pair_zero": pair_zero}
+        if bias:  # the default stays out of the record
+            pick["bias"] = bias
         trial = _allocate_base(p, spill, pick, kw)
-        if trial is None:
-            continue
-        cost = trial.static_cycles(core) + (RELOAD_Y if follow and not keep_y else 0)
-        if best is None or cost < best[0]:
-            best = (cost, pick, trial)
-    if best is None:
+        if trial is not None:
+            extra = RELOAD_Y if follow and not keep_y else 0
+            found.append((trial.static_cycles(core) + extra, len(found), pick, trial, extra))
+    if not found:
         raise AllocationError(f"no register allocation for the {kw['m']}-byte squaring base")
-    return best[1], best[2]
+    best = None
+    for _, order, pick, trial, extra in sorted(found, key=lambda f: f[:2])[:RECOLOURED]:
+        colours = colours_of(trial, live_out)
+        cost = recolored(trial, colours, live_out).static_cycles(core) + extra
+        if best is None or (cost, order) < best[0]:
+            best = ((cost, order), pick, trial, colours)
+    return best[1:]
 
 
 RELOAD_Y = 15  # re-pointing Y through the frame (IN, IN, LDD, LDD, MOV) plus saving the pointers
