@@ -131,6 +131,8 @@ class Problem:
                     self.fixed.add(webs.read(k, r))
             for r in it.writes:  # implicit ones too (MUL's r1:r0, pointers)
                 self.note(webs.written(k, r), r)
+            for r in op(it.mnemonic).implicit_writes:  # MUL's r1:r0 stay, even in the pool
+                self.fixed.add(webs.written(k, r))
             for r in it.reads:
                 self.note(webs.read(k, r), r)
         for r in webs.live_at_end:

@@ -4,7 +4,7 @@ with every eviction preference, the cheapest kept."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ...program.program import Program
@@ -100,19 +100,20 @@ RECOLOR_POOL = range(2, 32)  # a pointer a block pushes lends its registers to d
 LIVE_AFTER_BLOCK = frozenset(range(32)) - set(BASE_POOL)  # what a block leaves in registers
 
 
-def colours_of(code: Program, live_out: frozenset[int] = LIVE_AFTER_BLOCK) -> str:
+def colours_of(code: Program, live_out: frozenset[int] = LIVE_AFTER_BLOCK,
+               pool: Sequence[int] = RECOLOR_POOL) -> str:
     """The block's exact recolouring (regalloc/recolor.py), to record; live_out: the registers
-    read after it."""
-    return find_colours(code.items, RECOLOR_POOL, live_out)
+    read after it; pool: the registers values may be renamed to."""
+    return find_colours(code.items, pool, live_out)
 
 
-def recolored(code: Program, colours: str,
-              live_out: frozenset[int] = LIVE_AFTER_BLOCK) -> Program:
+def recolored(code: Program, colours: str, live_out: frozenset[int] = LIVE_AFTER_BLOCK,
+              pool: Sequence[int] = RECOLOR_POOL) -> Program:
     """The block with its recorded colouring applied, then its signed arms' shared ends merged
     (after: the recorded colourings name the values of the code as allocated)."""
     out = Program()
     try:
-        out.items = merge_shared_ends(recolor(code.items, RECOLOR_POOL, live_out, colours))
+        out.items = merge_shared_ends(recolor(code.items, pool, live_out, colours))
     except ColouringMismatch as e:
         raise StaleChoices(f"{e}: regenerate without recorded choices (avrmp gen --tune)") from e
     return out

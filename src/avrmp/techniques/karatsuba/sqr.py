@@ -70,10 +70,10 @@ def _run(p: Program, spill, choices: Choices, ptrs: dict | None = None, follow: 
             if code is None:
                 raise StaleChoices("the recorded squaring base no longer allocates: regenerate "
                                    "without recorded choices (avrmp gen --tune)")
-            return pick, code, sub.decide_late("colours", lambda: colours_of(code, live_out))
+            return pick, code, sub.decide_late("colours", lambda: colours_of(code, live_out, RECOLOR_POOL))
 
         pick, code, colours = choices.replay("base", replay)
-    p.extend(recolored(code, colours, live_out))
+    p.extend(recolored(code, colours, live_out, RECOLOR_POOL))
     if ptrs is not None and not pick["keep_y"]:
         ptrs.pop("Y", None)
 
@@ -91,6 +91,9 @@ def _allocate_base(p: Program, spill, pick: dict, kw: dict) -> Program | None:
 
 
 RECOLOURED = 4  # the cheapest allocations of a base recoloured before the choice
+# A squaring base lends r1:r0 between its MULs (emit_square), so its recolouring may move
+# values there too (MUL's own results stay: recolor.Problem).
+RECOLOR_POOL = range(32)
 
 
 def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, scratch: int,
@@ -117,8 +120,8 @@ def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, 
         raise AllocationError(f"no register allocation for the {kw['m']}-byte squaring base")
     best = None
     for _, order, pick, trial, extra in sorted(found, key=lambda f: f[:2])[:RECOLOURED]:
-        colours = colours_of(trial, live_out)
-        cost = recolored(trial, colours, live_out).static_cycles(core) + extra
+        colours = colours_of(trial, live_out, RECOLOR_POOL)
+        cost = recolored(trial, colours, live_out, RECOLOR_POOL).static_cycles(core) + extra
         if best is None or (cost, order) < best[0]:
             best = ((cost, order), pick, trial, colours)
     return best[1:]
