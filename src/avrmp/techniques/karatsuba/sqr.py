@@ -47,6 +47,10 @@ MAX_SQR_BASE = 20  # the largest one-level base (bytes) tried; beyond it the all
 PLAIN_MAX = 24  # the largest size tried as a plain in-register square (no Karatsuba level)
 
 SQUARE_WIDTHS = (2, 4, 6)  # emit_square chunk widths tried per base
+RECOLOURED = 4  # the cheapest allocations of a base recoloured before the choice
+# A squaring base lends r1:r0 between its MULs (emit_square), so its recolouring may move
+# values there too (MUL's own results stay: recolor.Problem).
+SQUARE_POOL = range(32)
 
 
 def _run(p: Program, spill, choices: Choices, ptrs: dict | None = None, follow: bool = False,
@@ -70,10 +74,11 @@ def _run(p: Program, spill, choices: Choices, ptrs: dict | None = None, follow: 
             if code is None:
                 raise StaleChoices("the recorded squaring base no longer allocates: regenerate "
                                    "without recorded choices (avrmp gen --tune)")
-            return pick, code, sub.decide_late("colours", lambda: colours_of(code, live_out, RECOLOR_POOL))
+            colours = sub.decide_late("colours", lambda: colours_of(code, live_out, SQUARE_POOL))
+            return pick, code, colours
 
         pick, code, colours = choices.replay("base", replay)
-    p.extend(recolored(code, colours, live_out, RECOLOR_POOL))
+    p.extend(recolored(code, colours, live_out, SQUARE_POOL))
     if ptrs is not None and not pick["keep_y"]:
         ptrs.pop("Y", None)
 
@@ -89,11 +94,6 @@ def _allocate_base(p: Program, spill, pick: dict, kw: dict) -> Program | None:
         return None
     return trial
 
-
-RECOLOURED = 4  # the cheapest allocations of a base recoloured before the choice
-# A squaring base lends r1:r0 between its MULs (emit_square), so its recolouring may move
-# values there too (MUL's own results stay: recolor.Problem).
-RECOLOR_POOL = range(32)
 
 
 def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, scratch: int,
@@ -120,8 +120,8 @@ def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, 
         raise AllocationError(f"no register allocation for the {kw['m']}-byte squaring base")
     best = None
     for _, order, pick, trial, extra in sorted(found, key=lambda f: f[:2])[:RECOLOURED]:
-        colours = colours_of(trial, live_out, RECOLOR_POOL)
-        cost = recolored(trial, colours, live_out, RECOLOR_POOL).static_cycles(core) + extra
+        colours = colours_of(trial, live_out, SQUARE_POOL)
+        cost = recolored(trial, colours, live_out, SQUARE_POOL).static_cycles(core) + extra
         if best is None or (cost, order) < best[0]:
             best = ((cost, order), pick, trial, colours)
     return best[1:]
