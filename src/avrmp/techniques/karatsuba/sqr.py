@@ -190,11 +190,10 @@ def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc
     p.comment(f"=== {8 * n}-bit squaring level ({levels} levels): L = A_l^2 ===")
     emit_sqr_node(p, k, levels - 1, plain, a, out, frame, ptrs, choices)
     p.comment(f"=== {8 * n}-bit level: Hbar = A_h^2 + L_1 ===")
-    if levels == 2:
-        _point(p, ptrs, Y=a + k, Z=out + k)
-        _run(p, z_slots(k + (k + 1) // 2, 3 * k), choices, ptrs, True, m=k, out_off=k,
-             addend_off=0,
-             plain=plain, **spill)
+    if levels == 2:  # Y and Z stay where the L base had them: displacements reach A_h and Hbar
+        _point(p, ptrs, Y=a, Z=out)
+        _run(p, z_slots(2 * k + (k + 1) // 2, 4 * k), choices, ptrs, True, m=k, src_off=k,
+             out_off=2 * k, addend_off=k, plain=plain, **spill)
     else:
         emit_sqr_node(p, k, levels - 1, plain, a + k, out + 2 * k, frame, ptrs, choices)
         _point(p, ptrs, Z=out + k)
