@@ -94,15 +94,19 @@ def test_family_without_mul_builds_for_the_attiny85(tmp_path) -> None:
     assert "attiny85 cycles" in readme and "without the hardware multiplier" in readme
 
 
-def test_three_byte_return_addresses_get_their_own_build(tmp_path) -> None:
-    """A 512-bit Karatsuba squaring calls subroutines: the ATmega2560 needs its own frames, and
-    the one .S serves both kinds of part."""
-    entry = choose("sqr", 512, FAMILIES["mul"], branched=False, max_flash=None)
-    assert entry.twin is not None and "__AVR_3_BYTE_PC__" in entry.asm()
+@pytest.mark.parametrize(("op", "twin"), [("mul", True), ("sqr", False)])
+def test_three_byte_return_addresses_get_their_own_build(tmp_path, op, twin) -> None:
+    """A 512-bit Karatsuba routine calls subroutines.  The multiplication's leaf reads a frame
+    its caller reserved, across the return address: the ATmega2560 needs its own build, and the
+    one .S serves both kinds of part.  The squaring's leaf has no frame, so one build serves
+    both."""
+    entry = choose(op, 512, FAMILIES["mul"], branched=False, max_flash=None)
+    assert (entry.twin is not None) == twin
+    assert ("__AVR_3_BYTE_PC__" in entry.asm()) == twin
     asm = tmp_path / f"{entry.symbol}.S"
     asm.write_text(entry.asm())
     for mcu in ("atmega128", "atmega2560"):
-        report = verify_file(asm, entry.symbol, "sqr", 64, mcu, "branchfree", 30,
+        report = verify_file(asm, entry.symbol, op, 64, mcu, "branchfree", 30,
                              tmp_path / mcu, seed=5)
         assert report.passed, report.first_failure()
 
