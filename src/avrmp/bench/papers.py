@@ -44,7 +44,8 @@ _add("mul", "karatsuba", "branched", "seed000 T2",
 _add("mul", "karatsuba", "branchfree", "seed000 T2",
      {48: (222, 342), 64: (368, 576), 80: (533, 826), 96: (800, 1226), 128: (1369, 2156),
       160: (2030, 3106), 192: (2987, 4492), 256: (4961, 7616)})
-_add("mul", "karatsuba", None, "best public (OsEID)", {128: 1307, 192: 2861, 256: 4512})
+# OsEID's 256-bit multiplication takes 7406 bytes of code (the size target of issue 16).
+_add("mul", "karatsuba", None, "best public (OsEID)", {128: 1307, 192: 2861, 256: (4512, 7406)})
 _add("sqr", "karatsuba", None, "best public (OsEID)", {192: 1839, 256: 3079})
 # The brief's records for large operands are ABI cycles (a call from C, saves included).
 _add("mul", "karatsuba", None, "best public (OsEID), ABI cycles", {512: 15440, 1024: 50356})
