@@ -95,7 +95,6 @@ def _allocate_base(p: Program, spill, pick: dict, kw: dict) -> Program | None:
     return trial
 
 
-
 def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, scratch: int,
                  kw: dict, live_out: frozenset[int]) -> tuple[dict, Program, str]:
     """The cheapest pick (see _run), its code and its recolouring: every pick allocated, the
