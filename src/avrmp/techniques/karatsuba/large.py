@@ -230,9 +230,8 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     p.ldd(24, Mem("Z", disp=r_slot), comment="r, for the combination's pointers")
     p.ldd(25, Mem("Z", disp=r_slot + 1))
     _frame_ptr(p, 26, (lay["t"] if mul else lay["m"]) - origin + shift)
-    for lo, off in ((28, k), (30, 2 * k)):  # Y = r + k, Z = r + 2k: from r, not reloaded
-        p.movw(lo, 24)
-        add_const(p, lo, off)
+    p.movw(28, 24)  # Y = r + k, from r, not reloaded (the combination points Z itself)
+    add_const(p, 28, k)
     _run(p, level_combine(k, mul, values=values, defer=not alloc, branched=branched))
     if alloc:
         p.phase("release the frames")

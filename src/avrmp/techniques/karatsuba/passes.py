@@ -86,7 +86,7 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
     bytes to the caller (combine.emit_top_deferred: (d, f) in r24:r25) and, with values, H's
     d with its sign byte in r22:r23 (H_hi's quarter, unrippled).
 
-    On entry X points at M (signed: at t), Y at R+k, Z at R+2k and r25:r24 at R."""
+    On entry X points at M (signed: at t), Y at R+k and r25:r24 at R (Z is set here)."""
     assert signed or not branched, "squaring always subtracts M"
     if w_high is None:
         w_high = 14 if signed and not branched else 16
@@ -230,6 +230,8 @@ class LevelCombine:
         if self.near:
             p.movw(30, 24, comment="Z -> L_0")
         else:
+            p.movw(30, 24, comment="Z -> H")
+            add_const(p, 30, 2 * k)
             p.movw(0, 26, comment="park the M pointer in r1:r0")
         p.phase(f"low half: Hbar_lo = H_lo + L_1, U_lo = L_0 + Hbar_lo -/+ M_lo ({k} bytes)")
         bounds = [0, *self.folds, k]
