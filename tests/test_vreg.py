@@ -1,6 +1,6 @@
 """The register allocator's finer points (vreg.allocate): values rematerialised instead of
-spilled, register-class constraints, signed arms whose two copies differ, loads dropped when
-their value is evicted unread, and registers lent until a reclaim."""
+spilled, register-class constraints, signed arms whose two copies differ, loads and CLRs dropped
+when their value is evicted unread or never read, and registers lent until a reclaim."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def test_zero_register_is_recreated_not_spilled() -> None:
     vp.std(Mem("Z", disp=1), xs[1])
     ins = _allocated(vp, [16, 17, 18], [Mem("Z", disp=5)])
     assert not any(i.mnemonic == "std" and i.operands[0].disp == 5 for i in ins)
-    assert [i.mnemonic for i in ins].count("clr") == 2
+    assert [i.mnemonic for i in ins].count("clr") == 1  # unread when evicted: cleared at its use
 
 
 def test_value_needing_a_high_register_gets_one() -> None:
@@ -132,6 +132,30 @@ def test_load_evicted_before_use_is_dropped() -> None:
     loads = [i for i in ins if i.mnemonic == "ldd"]
     assert len(loads) == 1 and loads[0].operands[1] == Mem("Y", disp=9)
     assert ins.index(loads[0]) > [i.mnemonic for i in ins].index("add")
+
+
+def test_zero_evicted_before_use_and_unread_definitions_cost_nothing() -> None:
+    """A zero cleared early and evicted before anything read it is cleared once, where it is
+    used; a CLR or LDD whose value nothing ever reads is left out."""
+    from avrmp.regalloc.vprogram import VProgram
+    from avrmp.target.avr.isa import Mem
+
+    vp = VProgram()
+    zero, unused, unread = vp.v("zero"), vp.v("unused"), vp.v("unread")
+    vp.clr(zero)  # cleared first, needed last
+    vp.clr(unused)
+    vp.ldd(unread, Mem("Y", disp=3))
+    xs = vp.vs(2, "x")
+    for v in xs:
+        vp.ldi(v, 3)
+    vp.add(xs[0], xs[1])  # two registers in use: zero must make room
+    vp.std(Mem("Z", disp=0), xs[0])
+    vp.adc(xs[1], zero)
+    vp.std(Mem("Z", disp=1), xs[1])
+    ins = _allocated(vp, [16, 17])
+    names = [i.mnemonic for i in ins]
+    assert names.count("clr") == 1 and names.index("clr") > names.index("add")
+    assert "ldd" not in names
 
 
 def test_pair_out_reads_each_source_before_overwriting_it() -> None:

@@ -133,8 +133,9 @@ class Allocator:
         self.free = list(pool)
         self.suspended: dict[str, int] = {}  # pointer pushed or lent until its Claim's position
         self.back: dict[int, int] = {}  # register lent until its Claim's position
-        # Loads (LDD) whose value has not been read since, by value: evicting such a value drops
-        # its load, for the reload where it is used does the work (see drop_unread_load).
+        # Definitions that are redone where the value is used after an eviction (an LDD, or the
+        # CLR of a zero) whose value has not been read since: evicting such a value drops its
+        # definition, for the reload or the CLR where it is used does the work (drop_unread).
         self.fresh: dict[int, int] = {}
         self.arm_start: int | None = None  # where the current signed arm's code begins in out
         self.arm_signed: dict[int, tuple | None] = {}  # its signed instructions -> their alt
@@ -300,13 +301,19 @@ class Allocator:
             if isinstance(v, V):
                 st.clean[v.id] = mem
                 if it.mnemonic == "ldd":  # just emitted: the last item of out
-                    self.note_load(v)
+                    self.note_fresh(v)
+        if it.mnemonic == "clr" and writes and writes[0].id in self.plan.remat:
+            self.note_fresh(writes[0])
         if it.mnemonic == "std":  # the store overwrites whatever memory copy was there
             self.slots_in_use.pop(it.operands[0], None)
             stored = it.operands[1]
             for vid, mem in list(st.clean.items()):
                 if mem == it.operands[0] and not (isinstance(stored, V) and vid == stored.id):
                     del st.clean[vid]
+        if it.mnemonic in ("clr", "ldd") and writes and self.arm_start is None \
+                and self.plan.last_use(writes[0].id) <= pos \
+                and writes[0].id not in self.live_out_ids:  # a definition nothing reads: gone
+            self.out.items[-1] = Comment(f"{writes[0].name} is never read")
         for v in dict.fromkeys([*reads, *writes]):
             if v.id in st.reg_of and self.plan.last_use(v.id) <= pos \
                     and v.id not in self.live_out_ids:
@@ -341,11 +348,12 @@ class Allocator:
             mem = st.clean.get(v.id)
             if v.id in plan.remat:
                 self.out.clr(reg, comment=f"recreate {v.name}")
+                self.note_fresh(v)
             elif mem is None:
                 raise AllocationError(f"{v} read before it was defined")
             else:
                 self.out.ldd(reg, mem, comment=f"reload {v.name}")
-                self.note_load(v)
+                self.note_fresh(v)
         st.reg_of[v.id] = reg
         st.holder[reg] = v
         return reg
@@ -409,7 +417,7 @@ class Allocator:
         if nu < NEVER and not self.clean_at(v.id, pos):
             self.spill(v, reg, pos)
         else:
-            self.drop_unread_load(v, reg)
+            self.drop_unread(v, reg)
         self.release(reg)
         self.free.remove(reg)
         return reg
@@ -452,20 +460,22 @@ class Allocator:
                     and self.plan.next_use(vid, pos) < NEVER:
                 self.place(self.plan.by_id[vid], pos, pinned | {vid}, reload=True)
 
-    def note_load(self, v: V) -> None:
+    def note_fresh(self, v: V) -> None:
         if self.arm_start is None:  # an arm's code is rebuilt at its end: indices do not last
             self.fresh[v.id] = len(self.out.items) - 1
 
-    def drop_unread_load(self, v: V, reg: int) -> None:
-        """v leaves reg unread since its load: the load goes, unless something the allocator
-        emitted since (a MOV making room, say) reads reg."""
+    def drop_unread(self, v: V, reg: int) -> None:
+        """v leaves reg unread since its load or CLR (see fresh): that goes, unless something
+        the allocator emitted since (a MOV making room, say) reads reg.  (A CLR's flags are
+        never read: C, the only flag read across instructions here, it leaves alone.)"""
         items = self.out.items
         idx = self.fresh.pop(v.id, None)
         if idx is None or items[idx].operands[0] != reg:
             return
         if any(reg in i.reads for i in items[idx + 1:] if isinstance(i, Instr)):
             return
-        items[idx] = Comment(f"{v.name} is loaded where it is used")
+        made = "cleared" if items[idx].mnemonic == "clr" else "loaded"
+        items[idx] = Comment(f"{v.name} is {made} where it is used")
 
     def label_of(self, name: str) -> str:
         if name not in self.local_labels:
