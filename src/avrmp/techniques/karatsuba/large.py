@@ -111,26 +111,34 @@ def _ripple_child_top(p: Program, nbytes: int) -> None:
 
 
 def _push_deferred(p: Program, k: int, lay: dict[str, int], values: int, mul: bool,
-                   top: bool) -> tuple[int, int]:
+                   top: bool, origin: int) -> int:
     """After M's call (its deferred values d in r24, d_2 in r22): each value with the others
     that land on the same bytes of U, in reverse of the order the combination pops them
     (passes.level_combine): H's for the top bytes (d_2 only at the top level, see emit_level),
     s = d_L -/+ d_M + d_H for U_hi[k/2] and s_2 (+ d_H2 at the top level) for U_hi[3k/4], L's
-    for U_lo.  M's call left Z on its top bytes, 3k/2 bytes into M (the internal convention).
-    Returns the bytes pushed and the frame offset Z is left at (SP+1+offset before the pushes:
-    t, multiplication, or L's slot)."""
+    for U_lo.  M's call left Z on its top bytes, 3k/2 bytes into M (the internal convention);
+    Z goes (by way of t's slot, multiplication) straight to where the frame reader must be
+    once the values are pushed, and reads L's and H's slots from there if it reaches them.
+    Returns the bytes pushed."""
     p.comment("the children's deferred values, summed where they land and pushed")
     second = values == 2
     m_values = (24, 22) if second else (24,)
     # L's d, H's d and s in r18, r20, r24; L's d_2 and s_2 in r19, r22; H's d_2 in r21
     used = {18, 20, 24} | ({19, 22} if second else set()) | ({21} if second and top else set())
-    add_const(p, 30, lay["l_top"] - (lay["m"] + 3 * k // 2))  # Z -> L's slot
+    order = [reg for reg in (21, 20, 22, 24, 19, 18) if reg in used]
+    reader = origin - reader_shift(origin + len(order)) - 1  # see frame_reader, after the pushes
+    z_at = lay["m"] + 3 * k // 2
+    if mul:
+        add_const(p, 30, lay["t"] - z_at)
+        p.ldd(23, Mem("Z", disp=0), comment="t")
+        z_at = lay["t"]
+    # the slots are read from the reader's place where LDD reaches them, else from their own
+    base = reader if lay["l_top"] + 3 - reader <= 63 else lay["l_top"]
+    add_const(p, 30, base - z_at)
     for q, reg in enumerate((18, 19, 20, 21)):  # L's slot, then H's (adjacent)
         if reg in used:
-            p.ldd(reg, Mem("Z", disp=q))
+            p.ldd(reg, Mem("Z", disp=lay["l_top"] - base + q))
     if mul:
-        add_const(p, 30, lay["t"] - lay["l_top"])
-        p.ldd(23, Mem("Z", disp=0), comment="t")
         p.com(23, comment="0xFF: M is subtracted")
         for d in m_values:
             emit_cond_negate(p, [d], 23)  # -/+ d_M
@@ -143,10 +151,10 @@ def _push_deferred(p: Program, k: int, lay: dict[str, int], values: int, mul: bo
         p.add(22, 19, comment="s_2 = d_L2 - d_M2" + (" + d_H2" if top else ""))
         if top:
             p.add(22, 21)
-    order = [reg for reg in (21, 20, 22, 24, 19, 18) if reg in used]
     for reg in order:
         p.push(reg)
-    return len(order), lay["t"] if mul else lay["l_top"]
+    add_const(p, 30, reader - base)
+    return len(order)
 
 
 # --- the routine -----------------------------------------------------------------------------------
@@ -219,11 +227,10 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
         _frame_ptr(p, 20, lay["db"], z_at)
     _call(p, child, far)
     if values:
-        pushed, z_at = _push_deferred(p, k, lay, values, mul, bool(alloc))
+        pushed = _push_deferred(p, k, lay, values, mul, bool(alloc), origin)
         origin += pushed  # SP has moved down: the frame is further above it
         lay = {name: off + pushed for name, off in lay.items()}
-        shift = reader_shift(origin)  # Z as frame_reader sets it, from where the pushes left it
-        add_const(p, 30, origin - shift - (1 + z_at + pushed))
+        shift = reader_shift(origin)  # Z is where frame_reader would have put it
     else:
         shift = frame_reader(p, 30, origin)
     r_slot = 1 + shift + ARG_SLOT["r"]
