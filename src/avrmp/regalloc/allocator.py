@@ -314,6 +314,7 @@ class Allocator:
                 and self.plan.last_use(writes[0].id) <= pos \
                 and writes[0].id not in self.live_out_ids:  # a definition nothing reads: gone
             self.out.items[-1] = Comment(f"{writes[0].name} is never read")
+            self.fresh.pop(writes[0].id, None)
         for v in dict.fromkeys([*reads, *writes]):
             if v.id in st.reg_of and self.plan.last_use(v.id) <= pos \
                     and v.id not in self.live_out_ids:
