@@ -119,6 +119,33 @@ def recolored(code: Program, colours: str, live_out: frozenset[int] = LIVE_AFTER
     return out
 
 
+def emit_chosen(p: Program, choices: Choices, name: str, what: str,
+                search: Callable[[], tuple[dict, Program, int, str | None]],
+                allocate_pick: Callable[[dict], Program | None],
+                live_out: frozenset[int] = LIVE_AFTER_BLOCK,
+                pool: Sequence[int] = RECOLOR_POOL) -> dict:
+    """A block chosen by a search and recorded as `name` (`what` it is, for errors), with its
+    exact recolouring inside the choice; returns the pick.  Searching: search() gives the pick,
+    its code, its cycles and its colouring if it has one yet.  Replaying: allocate_pick(pick)
+    gives the recorded pick's code, None where it no longer allocates."""
+    if choices.searching:
+        pick, code, cycles, colours = search()
+        colours = colours or colours_of(code, live_out, pool)
+        choices.record(name, Trial(pick, None, cycles, [Decision("colours", colours)]))
+    else:
+        def replay(pick: dict, sub: Choices) -> tuple[dict, Program, str]:
+            code = allocate_pick(pick)
+            if code is None:
+                raise StaleChoices(f"the recorded {what} no longer allocates: regenerate "
+                                   "without recorded choices (avrmp gen --tune)")
+            return pick, code, sub.decide_late("colours", lambda: colours_of(code, live_out,
+                                                                               pool))
+
+        pick, code, colours = choices.replay(name, replay)
+    p.extend(recolored(code, colours, live_out, pool))
+    return pick
+
+
 def run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int,
              emit: Callable[[VProgram, str, dict], None], space: Space, choices: Choices,
              name: str = "base", labels: Program | None = None,
@@ -128,26 +155,20 @@ def run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int,
     with the block's exact recolouring inside it; replaying, only the recorded one is emitted.
     live_out: the registers read after the block (the recolouring keeps them)."""
     labels = labels or p
-    if choices.searching:
-        best = search_block(spill, variant, scratch, m, emit, space, labels, choices.core)
-        colours = colours_of(best.code, live_out)
-        choices.record(name, Trial(best.pick, None, best.cycles, [Decision("colours", colours)]))
-        p.extend(recolored(best.code, colours, live_out))
-        return
 
-    def replay(pick: dict, sub: Choices) -> None:
+    def search() -> tuple[dict, Program, int, None]:
+        best = search_block(spill, variant, scratch, m, emit, space, labels, choices.core)
+        return best.pick, best.code, best.cycles, None
+
+    def allocate(pick: dict) -> Program | None:
         vp = VProgram()
         form = {k: tuple(v) if isinstance(v, list) else v for k, v in pick.items()
                 if k not in ("variant", "bias", "defragment")}
         emit(vp, pick["variant"], form)
         found = allocate_pick(vp, spill, labels, pick, core=choices.core)
-        if found is None:
-            raise StaleChoices(f"the recorded {name} form no longer allocates: regenerate "
-                               "without recorded choices (avrmp gen --tune)")
-        colours = sub.decide_late("colours", lambda: colours_of(found.code, live_out))
-        p.extend(recolored(found.code, colours, live_out))
+        return None if found is None else found.code
 
-    choices.replay(name, replay)
+    emit_chosen(p, choices, name, f"{name} form", search, allocate, live_out)
 
 
 def search_block(spill: list[Mem], variant: str, scratch: int, m: int, emit, space: Space,

@@ -23,7 +23,7 @@ from ...errors import AvrmpError
 from ...program.program import Program
 from ...regalloc.allocator import allocate
 from ...regalloc.vprogram import AllocationError, VProgram
-from ...tuning.choices import Choices, Decision, StaleChoices, Trial, memo_search
+from ...tuning.choices import Choices, memo_search
 from ..kernel import Kernel
 from .combine import TOP_RETURN, emit_mem_add_l1
 from .frame import (
@@ -40,7 +40,14 @@ from .frame import (
     set_pointers,
     z_slots,
 )
-from .search import BASE_POOL, CLEAN_BIAS, LIVE_AFTER_BLOCK, colours_of, recolored
+from .search import (
+    BASE_POOL,
+    CLEAN_BIAS,
+    LIVE_AFTER_BLOCK,
+    colours_of,
+    emit_chosen,
+    recolored,
+)
 from .sqr_base import SqrCombine, emit_sqr_base
 
 MAX_SQR_BASE = 20  # the largest one-level base (bytes) tried; beyond it the allocation runs dry
@@ -64,21 +71,10 @@ def _run(p: Program, spill, choices: Choices, ptrs: dict | None = None, follow: 
     Y is kept unless this is the last base)."""
     scratch = kw.pop("scratch", 0)
     live_out = LIVE_AFTER_BLOCK | (TOP_RETURN if kw.get("defer_top") else frozenset())
-    if choices.searching:
-        pick, code, colours = _search_base(p, spill, choices.core, ptrs, follow, scratch, kw,
-                                           live_out)
-        choices.record("base", Trial(pick, None, 0, [Decision("colours", colours)]))
-    else:
-        def replay(pick: dict, sub: Choices) -> tuple:
-            code = _allocate_base(p, spill, pick, kw)
-            if code is None:
-                raise StaleChoices("the recorded squaring base no longer allocates: regenerate "
-                                   "without recorded choices (avrmp gen --tune)")
-            colours = sub.decide_late("colours", lambda: colours_of(code, live_out, SQUARE_POOL))
-            return pick, code, colours
-
-        pick, code, colours = choices.replay("base", replay)
-    p.extend(recolored(code, colours, live_out, SQUARE_POOL))
+    pick = emit_chosen(
+        p, choices, "base", "squaring base",
+        lambda: _search_base(p, spill, choices.core, ptrs, follow, scratch, kw, live_out),
+        lambda pick: _allocate_base(p, spill, pick, kw), live_out, SQUARE_POOL)
     if ptrs is not None and not pick["keep_y"]:
         ptrs.pop("Y", None)
 
@@ -96,8 +92,9 @@ def _allocate_base(p: Program, spill, pick: dict, kw: dict) -> Program | None:
 
 
 def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, scratch: int,
-                 kw: dict, live_out: frozenset[int]) -> tuple[dict, Program, str]:
-    """The cheapest pick (see _run), its code and its recolouring: every pick allocated, the
+                 kw: dict, live_out: frozenset[int]) -> tuple[dict, Program, int, str]:
+    """The cheapest pick (see _run), its code, its cycles and its recolouring: every pick
+    allocated, the
     RECOLOURED cheapest recoloured (the recolouring moves a few cycles, and sometimes the
     ranking)."""
     frameless = ptrs is not None and ptrs.get("frameless")
@@ -122,8 +119,8 @@ def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, 
         colours = colours_of(trial, live_out, SQUARE_POOL)
         cost = recolored(trial, colours, live_out, SQUARE_POOL).static_cycles(core) + extra
         if best is None or (cost, order) < best[0]:
-            best = ((cost, order), pick, trial, colours)
-    return best[1:]
+            best = (cost, order), (pick, trial, cost, colours)
+    return best[1]
 
 
 RELOAD_Y = 15  # re-pointing Y through the frame (IN, IN, LDD, LDD, MOV) plus saving the pointers
