@@ -94,9 +94,8 @@ def _allocate_base(p: Program, spill, pick: dict, kw: dict) -> Program | None:
 def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, scratch: int,
                  kw: dict, live_out: frozenset[int]) -> tuple[dict, Program, int, str]:
     """The cheapest pick (see _run), its code, its cycles and its recolouring: every pick
-    allocated, the
-    RECOLOURED cheapest recoloured (the recolouring moves a few cycles, and sometimes the
-    ranking)."""
+    allocated, the RECOLOURED cheapest recoloured (the recolouring moves a few cycles, and
+    sometimes the ranking)."""
     frameless = ptrs is not None and ptrs.get("frameless")
     if frameless:  # Y released into the pool only by the last base: no pointer can be reloaded
         y_roles = [(0, True)] + ([] if follow else [(0, False)])
@@ -114,13 +113,16 @@ def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, 
             found.append((trial.static_cycles(core) + extra, len(found), pick, trial, extra))
     if not found:
         raise AllocationError(f"no register allocation for the {kw['m']}-byte squaring base")
-    best = None
-    for _, order, pick, trial, extra in sorted(found, key=lambda f: f[:2])[:RECOLOURED]:
+
+    def recoloured(entry: tuple) -> tuple[int, int, dict, Program, str]:
+        _, order, pick, trial, extra = entry
         colours = colours_of(trial, live_out, SQUARE_POOL)
         cost = recolored(trial, colours, live_out, SQUARE_POOL).static_cycles(core) + extra
-        if best is None or (cost, order) < best[0]:
-            best = (cost, order), (pick, trial, cost, colours)
-    return best[1]
+        return cost, order, pick, trial, colours
+
+    cheapest = sorted(found, key=lambda f: f[:2])[:RECOLOURED]
+    cost, _, pick, trial, colours = min(map(recoloured, cheapest), key=lambda r: r[:2])
+    return pick, trial, cost, colours
 
 
 RELOAD_Y = 15  # re-pointing Y through the frame (IN, IN, LDD, LDD, MOV) plus saving the pointers
