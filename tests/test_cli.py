@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from cli_run import run
 
+from avrmp.errors import AvrmpError
+from avrmp.routine.files import require_writable
 from avrmp.techniques.arm7tdmi.registry import ARM_ALGORITHMS
 from avrmp.techniques.registry import ALGORITHMS
 from avrmp.verify.inputs import test_operands as operand_sets
@@ -112,6 +114,52 @@ def test_gen_unwritable_output(tmp_path, capsys) -> None:
     assert_one_error(status, err, "cannot write")
     status, _, err = run(["gen", "mul", "--bits", "16", "-o", blocker / "sub"], capsys)
     assert_one_error(status, err, "cannot write")
+
+
+# The long commands (minutes) check their outputs before they start: the work they would do first
+# is replaced by a failure, so a test that reaches it fails.
+LONG_RUNS = [
+    (["bundle", "-o", "{out}"], "avrmp.library.bundle.choose"),
+    (["uecc", "--mcu", "atmega328p", "-o", "{out}"], "avrmp.library.uecc.choose"),
+    (["best", "mul", "--bits", "256", "-o", "{out}"], "avrmp.cli.pick"),
+    (["tune", "mul", "--bits", "64", "--algo", "karatsuba", "--table", "{out}/t.json"],
+     "avrmp.cli.tune"),
+    (["gen", "mul", "--bits", "64", "--tune", "-o", "{out}"], "avrmp.cli.generate"),
+    (["bench", "--algos", "ripple", "--ops", "add", "--bits", "128", "--json", "{out}/b.json"],
+     "avrmp.cli.run"),
+    (["bench", "--target", "arm7tdmi", "--markdown", "{out}/b.md"], "avrmp.cli.measure_arm"),
+]
+
+
+@pytest.mark.parametrize("argv, first_step", LONG_RUNS, ids=lambda x: x if isinstance(x, str) else x[0])
+def test_long_runs_check_their_output_first(argv, first_step, tmp_path, capsys,
+                                            monkeypatch) -> None:
+    def too_late(*_, **__):
+        raise AssertionError("the run started before its output was checked")
+
+    monkeypatch.setattr(first_step, too_late)
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    status, _, err = run([a.format(out=blocker / "sub") for a in argv], capsys)
+    assert_one_error(status, err, "cannot write", "Not a directory")
+    assert files_under(tmp_path) == [blocker]
+
+
+def test_bench_checks_readme_markers_first(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr("avrmp.cli.run", lambda *_, **__: pytest.fail("measured first"))
+    readme = tmp_path / "README.md"
+    readme.write_text("no markers\n")
+    status, _, err = run(["bench", "--algos", "ripple", "--ops", "add", "--bits", "128",
+                          "--readme", readme], capsys)
+    assert_one_error(status, err, "markers")
+
+
+def test_output_check_leaves_no_folder(tmp_path) -> None:
+    require_writable(tmp_path / "a" / "b", folder=True)
+    require_writable(tmp_path / "c" / "file.json")
+    assert files_under(tmp_path) == []
+    with pytest.raises(AvrmpError, match="is a directory"):
+        require_writable(tmp_path)
 
 
 def test_gen_no_partial_pair(tmp_path, capsys) -> None:

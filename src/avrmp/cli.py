@@ -24,11 +24,18 @@ from .bench.host64 import measure as measure_host64
 from .bench.measure import run
 from .bench.pick import pick, requests
 from .bench.plot import plot
-from .bench.report import README_BEGIN, README_END, markdown, update_readme, write_json
+from .bench.report import (
+    README_BEGIN,
+    README_END,
+    markdown,
+    readme_around,
+    update_readme,
+    write_json,
+)
 from .errors import AvrmpError
 from .library.bundle import DEFAULT_SIZES, FAMILIES, make_bundle
 from .library.uecc import DROP_IN_FILE, ENTRY, UECC_FLAGS, UECC_SIZES, make_drop_in
-from .routine.files import DIALECTS, write_atomic, write_routine
+from .routine.files import DIALECTS, require_writable, write_atomic, write_routine
 from .routine.generate import generate, table_key
 from .routine.rebuild import rebuild
 from .routine.tune import tune
@@ -283,6 +290,7 @@ def cmd_gen(args: argparse.Namespace) -> int:
     if args.target != "avr" and args.mcu != DEFAULT_MCU:
         raise AvrmpError(f"--mcu {args.mcu}: --target {args.target} has no MCU to choose")
     spec = _spec_from(args)
+    require_writable(args.out, folder=True)
     searching = args.tune or (spec.target == "avr" and table.lookup(table_key(spec)) is None)
     with _notice_if_slow(searching, f"avrmp: searching the choices for {spec.symbol} (not in "
                          "the tuned table, or --tune); this can take minutes: avrmp tune "
@@ -354,6 +362,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     specs = catalog() + TUNED_EXTRAS if args.catalog else [_spec_from(args)]
     if args.missing:
         specs = [s for s in specs if table.lookup(table_key(s), args.table) is None]
+    require_writable(args.table)
     found = tune(specs, args.table, args.jobs, progress=sys.stderr.isatty())
     print(f"{len(found)} routine(s) tuned into {args.table}")
     return 0
@@ -363,6 +372,7 @@ def cmd_best(args: argparse.Namespace) -> int:
     _positive(args, "bits", "max_flash", "max_stack")
     Spec(args.op, args.bits, DEFAULT_ALGO[args.op], mcu=args.mcu, name=args.name)  # validates
     simulated_mcu(args.mcu)
+    require_writable(args.out, folder=True)
     best, found = pick(requests(args.op, args.bits, args.mcu, args.branched), args.max_flash,
                        args.max_stack, progress=sys.stderr.isatty())
     print(f"{'candidate':46} {'core':>8} {'ABI':>8} {'bytes':>7} {'stack':>6}")
@@ -543,10 +553,21 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise AvrmpError("--tests must be 0 or more")
     specs = catalog(args.ops, args.bits, args.algos, args.variants, args.mcu,
                           {"e": args.e, "d": args.d})
+    _require_outputs(args, (README_BEGIN, README_END))
     rows = run(specs, args.tests, progress=sys.stderr.isatty())
     if args.plot:
         plot(rows, args.plot)
     return _publish(args, rows, markdown(rows), (README_BEGIN, README_END))
+
+
+def _require_outputs(args: argparse.Namespace, markers: tuple[str, str]) -> None:
+    """Every file the bench will write, checked before it measures (which takes minutes)."""
+    for path in (args.json, args.markdown, args.plot):
+        if path:
+            require_writable(path)
+    if args.readme:
+        readme_around(args.readme, markers)
+        require_writable(args.readme)
 
 
 def _publish(args: argparse.Namespace, rows: list, table: str, markers: tuple[str, str]) -> int:
@@ -574,12 +595,14 @@ def _bench_arm(args: argparse.Namespace) -> int:
     if args.tests < 0:
         raise AvrmpError("--tests must be 0 or more")
     specs = arm_catalog(args.bits, args.algos)
+    _require_outputs(args, ARM_README_MARKERS)
     rows = measure_arm(specs, args.tests, progress=sys.stderr.isatty())
     return _publish(args, rows, arm_markdown(rows), ARM_README_MARKERS)
 
 
 def _bench_host64(args: argparse.Namespace) -> int:
     """Each operation of each representation timed in one process: ratios, not absolutes."""
+    _require_outputs(args, HOST64_README_MARKERS)
     rows = measure_host64(progress=sys.stderr.isatty())
     return _publish(args, rows, host64_markdown(rows), HOST64_README_MARKERS)
 

@@ -78,6 +78,14 @@ def update_readme(path: Path, table: str, markers: tuple[str, str] = (README_BEG
                   ) -> None:
     """Put the freshly measured table between the markers (the AVR bench's by default) of a
     markdown file."""
+    head, tail = readme_around(path, markers)
+    write_atomic(path, f"{head}{markers[0]}\n{table}{markers[1]}{tail}")
+
+
+def readme_around(path: Path, markers: tuple[str, str] = (README_BEGIN, README_END)
+                  ) -> tuple[str, str]:
+    """The markdown file's text before its begin marker and after its end marker (a one-line
+    error if it cannot be read or lacks them): the bench checks this before it measures."""
     begin, end = markers
     try:
         text = path.read_text()
@@ -86,5 +94,4 @@ def update_readme(path: Path, table: str, markers: tuple[str, str] = (README_BEG
     if begin not in text or end not in text:
         raise AvrmpError(f"{path} has no {begin} ... {end} markers")
     head, rest = text.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    write_atomic(path, f"{head}{begin}\n{table}{end}{tail}")
+    return head, rest.split(end, 1)[1]

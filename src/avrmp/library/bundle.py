@@ -26,7 +26,7 @@ from tqdm import tqdm
 from .. import __version__
 from ..bench.pick import fastest
 from ..errors import AvrmpError
-from ..routine.files import write_all
+from ..routine.files import require_writable, write_all
 from ..routine.generate import generate
 from ..routine.wrapper import Routine
 from ..target.avr.parts import get_mcu
@@ -238,6 +238,7 @@ def make_bundle(out: Path, sizes: list[int] | None, family_name: str, branched: 
     step passes)."""
     family = FAMILIES[family_name]
     todo = [(op, bits) for bits in bundle_sizes(sizes, family) for op in BUNDLE_OPS]
+    require_writable(out, folder=True)
     entries = []
     with tempfile.TemporaryDirectory(prefix="avrmp-bundle-") as tmp, \
             tqdm(total=2 * len(todo), desc="bundle", disable=not progress, leave=False) as bar:

@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import __version__
 from ..bench.pick import fastest
 from ..errors import AvrmpError
-from ..routine.files import write_atomic
+from ..routine.files import require_writable, write_atomic
 from ..routine.generate import generate
 from ..routine.wrapper import Routine
 from ..spec import Spec
@@ -141,6 +141,7 @@ def make_drop_in(out: Path, sizes: list[int], mcu: str, max_flash: int | None, t
     unless every check passes)."""
     simulated_mcu(mcu)
     sizes = check_sizes(sizes)
+    require_writable(out, folder=True)
     chosen = {op: [choose(op, w, mcu, max_flash, progress) for w in sizes] for op in ENTRY}
     text = drop_in(chosen, mcu, command)
     with tempfile.TemporaryDirectory(prefix="avrmp-uecc-") as tmp:

@@ -18,6 +18,33 @@ def write_atomic(path: Path, text: str) -> None:
     write_all({Path(path): text})
 
 
+def require_writable(path: Path, folder: bool = False) -> None:
+    """Before a long run: fail now, in one line, if `path` (a file, or with `folder` a folder to
+    write files in) cannot be written, not when the run's results are ready.  A probe file is
+    written where the output goes and removed; folders made for it are removed too."""
+    where = Path(path) if folder else Path(path).parent
+    made = []  # the missing folders, deepest first
+    p = where
+    while not p.exists() and p != p.parent:
+        made.append(p)
+        p = p.parent
+    try:
+        if not folder and Path(path).is_dir():
+            raise IsADirectoryError(21, "is a directory")
+        for d in reversed(made):
+            d.mkdir()
+        fd, probe = tempfile.mkstemp(dir=where, prefix=".avrmp-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise AvrmpError(f"cannot write {path}: {e.strerror}: choose a writable output path"
+                         ) from None
+    finally:
+        for d in made:
+            with contextlib.suppress(OSError):
+                d.rmdir()
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
