@@ -11,10 +11,12 @@ Internal convention: a subroutine takes r in r25:r24, a in r23:r22, b in r21:r20
 them) and may clobber every register; a level below the top (and a squaring leaf with a memory
 level) returns with its top bytes unrippled, Z on them, the value they are short by in r24:r25
 (d and its sign byte) and, if its own children left values, H's first in r22:r23 (it lands k/2
-bytes further up).  The top level reserves one stack frame for the whole call chain; each
-routine finds its part at a fixed origin above its SP (see build):
+bytes further up); the lowest level below the top combines in one interleaved pass and also
+leaves its middle value e, by which byte 2k of its product is short, in r26.  The top level
+reserves one stack frame for the whole call chain; each routine finds its part at a fixed
+origin above its SP (see build):
 
-    r, a, b (6)    L's and H's deferred values (2 each, when the children leave any)
+    r, a, b (6)    L's and H's deferred values (2 each, 3 with middle values, when any)
     |A_l - A_h| (k)    |B_l - B_h| (k)    t (1, multiplication)    M (2k)
 
 and runs, for k = n/2:  L = call(r, a, b);  H = call(r+2k, a+k, b+k);  the absolute differences
@@ -49,7 +51,7 @@ from .frame import (
 )
 from .mul import karatsuba_mul, padded_mul
 from .mul import level_options as fixed_mul_levels
-from .passes import absdiff_kept, emit_sub_absdiff, level_combine
+from .passes import MID_RETURN, absdiff_kept, emit_sub_absdiff, interleavable, level_combine
 from .sqr import fixed_square, structures
 
 LEAF_MAX = 32  # fixed-size routines exist up to 32 bytes (256 bits)
@@ -80,26 +82,27 @@ def _call(p: Program, label: str, far: bool) -> None:
 
 
 def _after_child(p: Program, values: int, slot: int | None, name: str, origin: int,
-                 second_at: int = 0) -> int:
+                 second_at: int = 0, mid: bool = False) -> int:
     """After the L or H call: Z reads the frame (frame_reader: returns the displacement still
-    to add), and the child's deferred values (d in r24, d_2 in r22) wait in their frame slot
-    (SP+1+slot) for the combination.  second_at: d_2 (with its sign byte, r23) is rippled
-    first instead, into the child's bytes from second_at bytes above its top bytes (Z) on (H's,
-    at a level below the top: see emit_level)."""
-    kept = (24, 22)[:values]
+    to add), and the child's deferred values (d in r24, d_2 in r22, its middle value e in r26)
+    wait in their frame slot (SP+1+slot, in that order) for the combination.  second_at: d_2
+    (with its sign byte, r23) is rippled first instead, into the child's bytes from second_at
+    bytes above its top bytes (Z) on (H's, at a level below the top: see emit_level)."""
+    kept = list(zip((24, 22), range(values)))
     if second_at:
-        kept = (0,)  # d, out of the ripple's way: no allocation pool holds r0
+        kept = [(0, 0)]  # d, out of the ripple's way: no allocation pool holds r0
         p.mov(0, 24)
         p.movw(24, 22, comment=f"{name}'s (d_2, f_2)")
         p.adiw(30, second_at, comment=f"Z = where {name}'s second value lands")
         _ripple_child_top(p, second_at)
+    kept += [(MID_RETURN, 2)] * mid
     shift = frame_reader(p, 30, origin)
-    if kept and 1 + shift + slot - origin + len(kept) > 64:  # beyond STD's reach of SP
+    if kept and 1 + shift + slot - origin + kept[-1][1] >= 64:  # beyond STD's reach of SP
         add_const(p, 30, shift)
         shift = 0
-    for q, reg in enumerate(kept):
+    for i, (reg, q) in enumerate(kept):
         p.std(Mem("Z", disp=1 + shift + slot - origin + q), reg,
-              comment="" if q else f"{name}'s deferred values wait for the combination")
+              comment="" if i else f"{name}'s deferred values wait for the combination")
     return shift
 
 
@@ -111,21 +114,24 @@ def _ripple_child_top(p: Program, nbytes: int) -> None:
 
 
 def _push_deferred(p: Program, k: int, lay: dict[str, int], values: int, mul: bool,
-                   top: bool, origin: int) -> int:
-    """After M's call (its deferred values d in r24, d_2 in r22): each value with the others
-    that land on the same bytes of U, in reverse of the order the combination pops them
-    (passes.level_combine): H's for the top bytes (d_2 only at the top level, see emit_level),
-    s = d_L -/+ d_M + d_H for U_hi[k/2] and s_2 (+ d_H2 at the top level) for U_hi[3k/4], L's
-    for U_lo.  M's call left Z on its top bytes, 3k/2 bytes into M (the internal convention);
-    Z goes (by way of t's slot, multiplication) straight to where the frame reader must be
-    once the values are pushed, and reads L's and H's slots from there if it reaches them.
-    Returns the bytes pushed."""
+                   top: bool, origin: int, mid: bool = False) -> int:
+    """After M's call (its deferred values d in r24, d_2 in r22, e in r26): each value with the
+    others that land on the same bytes of U, in reverse of the order the combination pops them
+    (passes.level_combine): H's for the top bytes (d_2 only at the top level, see emit_level;
+    e_H first), s = d_L -/+ d_M + d_H for U_hi[k/2] and s_2 (+ d_H2 at the top level) for
+    U_hi[3k/4] (s_e = e_L -/+ e_M + e_H for U_hi[0] first), L's for U_lo (e_L first).  M's call
+    left Z on its top bytes, 3k/2 bytes into M (the internal convention); Z goes (by way of t's
+    slot, multiplication) straight to where the frame reader must be once the values are
+    pushed, and reads L's and H's slots from there if it reaches them.  Returns the bytes
+    pushed."""
     p.comment("the children's deferred values, summed where they land and pushed")
     second = values == 2
     m_values = (24, 22) if second else (24,)
-    # L's d, H's d and s in r18, r20, r24; L's d_2 and s_2 in r19, r22; H's d_2 in r21
+    # L's d, H's d and s in r18, r20, r24; L's d_2 and s_2 in r19, r22; H's d_2 in r21;
+    # L's e, H's e and s_e in r16, r17, r26
     used = {18, 20, 24} | ({19, 22} if second else set()) | ({21} if second and top else set())
-    order = [reg for reg in (21, 20, 22, 24, 19, 18) if reg in used]
+    used |= {16, 17, 26} if mid else set()
+    order = [reg for reg in (21, 20, 17, 22, 24, 26, 19, 18, 16) if reg in used]
     reader = origin - reader_shift(origin + len(order)) - 1  # see frame_reader, after the pushes
     z_at = lay["m"] + 3 * k // 2
     if mul:
@@ -133,11 +139,15 @@ def _push_deferred(p: Program, k: int, lay: dict[str, int], values: int, mul: bo
         p.ldd(23, Mem("Z", disp=0), comment="t")
         z_at = lay["t"]
     # the slots are read from the reader's place where LDD reaches them, else from their own
-    base = reader if lay["l_top"] + 3 - reader <= 63 else lay["l_top"]
+    slot = {18: lay["l_top"], 19: lay["l_top"] + 1, 16: lay["l_top"] + 2,
+            20: lay["h_top"], 21: lay["h_top"] + 1, 17: lay["h_top"] + 2}
+    last = max(off for reg, off in slot.items() if reg in used)
+    base = reader if last - reader <= 63 else lay["l_top"]
     add_const(p, 30, base - z_at)
-    for q, reg in enumerate((18, 19, 20, 21)):  # L's slot, then H's (adjacent)
+    for reg, off in slot.items():  # L's slot, then H's (adjacent)
         if reg in used:
-            p.ldd(reg, Mem("Z", disp=lay["l_top"] - base + q))
+            p.ldd(reg, Mem("Z", disp=off - base))
+    m_values += (MID_RETURN,) * mid
     if mul:
         p.com(23, comment="0xFF: M is subtracted")
         for d in m_values:
@@ -147,6 +157,9 @@ def _push_deferred(p: Program, k: int, lay: dict[str, int], values: int, mul: bo
             p.neg(d, comment="- d_M")
     p.add(24, 18)
     p.add(24, 20, comment="s = d_L - d_M + d_H")
+    if mid:
+        p.add(26, 16)
+        p.add(26, 17, comment=f"s_e = e_L {'-/+' if mul else '-'} e_M + e_H")
     if second:
         p.add(22, 19, comment="s_2 = d_L2 - d_M2" + (" + d_H2" if top else ""))
         if top:
@@ -160,13 +173,14 @@ def _push_deferred(p: Program, k: int, lay: dict[str, int], values: int, mul: bo
 # --- the routine -----------------------------------------------------------------------------------
 
 
-def _layout(n: int, op: str, values: int = 0) -> dict[str, int]:
+def _layout(n: int, op: str, values: int = 0, mid: bool = False) -> dict[str, int]:
     """Frame offsets (from SP + 1) of a memory level for n bytes; after the pointers, where the
-    children leave deferred values, two bytes each for L's and H's (l_top, h_top), kept there
-    until M returns."""
+    children leave deferred values, two bytes each for L's and H's (l_top, h_top; three when
+    they leave middle values too), kept there until M returns."""
     k = n // 2
-    da = FRAME_PTRS + (4 if values else 0)
-    lay = {"da": da} | ({"l_top": FRAME_PTRS, "h_top": FRAME_PTRS + 2} if values else {})
+    slot = 2 + mid
+    da = FRAME_PTRS + (2 * slot if values else 0)
+    lay = {"da": da} | ({"l_top": FRAME_PTRS, "h_top": FRAME_PTRS + slot} if values else {})
     if op == "mul":
         lay["db"] = da + k
         lay["t"] = da + 2 * k
@@ -182,7 +196,8 @@ def _run(p: Program, vp: VProgram, pool: list[int] = POOL) -> None:
 
 
 def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
-               alloc: int = 0, values: int = 0, branched: bool = False) -> None:
+               alloc: int = 0, values: int = 0, branched: bool = False, mid: bool = False,
+               interleave: bool = False) -> None:
     """The memory level for n bytes as a subroutine body (label already placed).  Its frame lies
     `origin` bytes above SP+1; alloc: this is the top level, which reserves that many bytes (the
     frames of the whole call chain, see build) on entry and releases them on return, and is the
@@ -190,9 +205,11 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     combine.emit_top_deferred, with H's first deferred value: see level_returns).  values:
     the child leaves that many values unrippled in its top quarter, which this level folds
     into its combination, except for H's second below the top level: that would be a third
-    value to pass on, so it is rippled after H's call (k/4 bytes)."""
+    value to pass on, so it is rippled after H's call (k/4 bytes).  mid: the children are
+    interleaved levels (they leave a middle value too); interleave: this one is (see
+    passes.level_combine)."""
     k = n // 2
-    lay = {name: origin + off for name, off in _layout(n, op, values).items()}
+    lay = {name: origin + off for name, off in _layout(n, op, values, mid).items()}
     mul = op == "mul"
     own = lay["size"] - origin
     below = f", under it {alloc - own} bytes for the routines it calls" if alloc else ""
@@ -207,7 +224,7 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
                   [("r", 24), ("a", 22)] + ([("b", 20)] if mul else []))
     p.comment(f"=== L = A_l {'* B_l' if mul else '^2'} ({8 * k} bits) ===")
     _call(p, child, far)
-    shift = _after_child(p, values, lay.get("l_top"), "L", origin)
+    shift = _after_child(p, values, lay.get("l_top"), "L", origin, mid=mid)
     p.comment(f"=== H = A_h {'* B_h' if mul else '^2'} ===")
     _ptr_to(p, 24, 1 + shift + ARG_SLOT["r"], 2 * k)
     _ptr_to(p, 22, 1 + shift + ARG_SLOT["a"], k)
@@ -217,7 +234,7 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     z_after_h = None  # where Z is left on the frame (SP+1+offset), if it is
     if values:
         shift = _after_child(p, values, lay["h_top"], "H", origin,
-                             k // 4 if values == 2 and not alloc else 0)
+                             k // 4 if values == 2 and not alloc else 0, mid)
         z_after_h = origin - shift - 1
     z_at = _emit_differences(p, k, mul, origin, lay, z_after_h)
     p.comment(f"=== M = |A_l - A_h|{' * |B_l - B_h|' if mul else '^2'} into the frame ===")
@@ -227,7 +244,7 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
         _frame_ptr(p, 20, lay["db"], z_at)
     _call(p, child, far)
     if values:
-        pushed = _push_deferred(p, k, lay, values, mul, bool(alloc), origin)
+        pushed = _push_deferred(p, k, lay, values, mul, bool(alloc), origin, mid)
         origin += pushed  # SP has moved down: the frame is further above it
         lay = {name: off + pushed for name, off in lay.items()}
         shift = reader_shift(origin)  # Z is where frame_reader would have put it
@@ -239,7 +256,8 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     _frame_ptr(p, 26, (lay["t"] if mul else lay["m"]) - origin + shift)
     p.movw(28, 24)  # Y = r + k, from r, not reloaded (the combination points Z itself)
     add_const(p, 28, k)
-    _run(p, level_combine(k, mul, values=values, defer=not alloc, branched=branched))
+    _run(p, level_combine(k, mul, values=values, defer=not alloc, branched=branched, mid=mid,
+                          interleave=interleave))
     if alloc:
         p.phase("release the frames")
         move_sp(p, 28, alloc)
@@ -329,10 +347,13 @@ def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool,
     values[-1] = 1 if kern.top_deferred else 0
     for i in reversed(range(levels - 1)):
         values[i] = level_returns(values[i + 1])
+    # the lowest level below the top combines in one interleaved pass where it can
+    inter = [0 < i == levels - 1 and interleavable(n >> i) for i in range(levels)]
+    mid = inter[1:] + [False]  # whether a level's children leave middle values
     origins, below = [0] * levels, kern.caller_frame
     for i in reversed(range(levels)):
         origins[i] = ret_bytes * i + below
-        below += _layout(n >> i, op, values[i])["size"]
+        below += _layout(n >> i, op, values[i], mid[i])["size"]
     p = Program(label_prefix="kl_")  # the levels' signed arms, apart from the leaf's
     label = {m: f"kl_{op}{8 * m}" for m in (n >> i for i in range(levels + 1))}
     _call(p, label[n], far)
@@ -341,7 +362,7 @@ def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool,
         m = n >> i
         p.label(label[m])
         emit_level(p, m, op, label[m // 2], far, origins[i], alloc=below if i == 0 else 0,
-                   values=values[i], branched=branched)
+                   values=values[i], branched=branched, mid=mid[i], interleave=inter[i])
     p.label(label[leaf])
     p.comment(f"=== leaf: {8 * leaf}-bit fixed-size Karatsuba {op} ===")
     move_arguments(p, kern.args)
@@ -432,5 +453,5 @@ def stack_estimate(op: str, n: int, levels: int | None = None, ret_bytes: int = 
     if not options:  # runs on zero-padded copies (see karatsuba_mul_any): a rough upper bound
         return 8 * n + LEAF_STACK
     levels = max(options) if levels is None else levels
-    frames = sum(_layout(n >> i, op, 2)["size"] for i in range(levels))
+    frames = sum(_layout(n >> i, op, 2, True)["size"] for i in range(levels))
     return frames + ret_bytes * (levels + 1) + LEAF_STACK

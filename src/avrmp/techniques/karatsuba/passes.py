@@ -15,6 +15,10 @@ from .combine import emit_top_deferred
 from .frame import add_const
 
 ABSDIFF_KEPT = 23  # leading bytes of D held in registers between its two chains
+MID_RETURN = 26  # where an interleaved level leaves its middle value e for its caller
+# an interleaved combination's chunks: U_lo's and U_hi's bytes live at once, and from byte k/2
+# on, where the children's values fold in, two more chains with their sign bytes
+INTERLEAVE_W = (8, 6)
 
 
 def absdiff_kept(k: int) -> int:
@@ -56,8 +60,15 @@ def emit_sub_absdiff(p: VProgram, k: int, name: str) -> object:
     return mask
 
 
+def interleavable(n: int) -> bool:
+    """Whether a level for n bytes can combine in one interleaved pass (level_combine): L_1 and
+    H_hi within LDD's reach of Y on L_0 and Z on H_lo (2k <= 64)."""
+    return n <= 64
+
+
 def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
-                  values: int = 0, defer: bool = False, branched: bool = False) -> VProgram:
+                  values: int = 0, defer: bool = False, branched: bool = False,
+                  mid: bool = False, interleave: bool = False) -> VProgram:
     """A memory level's combination with Hbar = H + L_1 fused in (no separate Hbar pass): R holds
     L at R[0..2k) and H at R[2k..4k), the frame M (2k bytes).  Two passes over k bytes, in chunks
     of w (low half) and w_high (the high half keeps fewer bytes live, so its chunks can be wider
@@ -77,8 +88,9 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
     d at the quarter's start, byte 3k/2 of each child's product; 2: also d_2 at byte 7k/4).  The
     level's prologue (large.emit_level) pushed, to be popped in this order: L's d (and d_2),
     which the low half adds to U_lo from byte k/2 (and 3k/4) in a fourth carry chain (L_1 is
-    read only inside Hbar_lo, whose chain there runs in chunks of w - 2 to leave that chain
-    registers; its carry and sign byte join c at U_hi[0]); s = d_L - d_M + d_H (and s_2 from
+    read only inside Hbar_lo; branch-free multiplication, whose t takes a register, runs there
+    in chunks of w - 2 to leave that chain registers; its carry and sign byte join c at
+    U_hi[0]); s = d_L - d_M + d_H (and s_2 from
     the second values) for U_hi[k/2] (and 3k/4), where L_1's, M's and H_hi's quarters land,
     each joining the Hbar chain as one signed addend whose sign byte that chain carries on;
     then H's d (and d_2 at the top level), for the top bytes, H_hi again: from byte k/2 (and
@@ -86,11 +98,25 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
     bytes to the caller (combine.emit_top_deferred: (d, f) in r24:r25) and, with values, H's
     d with its sign byte in r22:r23 (H_hi's quarter, unrippled).
 
+    mid: the children are interleaved levels, each short by its middle value e at byte 2k of
+    its product (see interleave): the prologue pushed e_L, which starts L's chain at U_lo[0]
+    (so the whole low half runs in the chunks L's chain allows), s_e = e_L -/+ e_M + e_H, which
+    joins U_lo's overflow at U_hi[0], and e_H, which joins d at the top bytes (all before the
+    children's other values in their pass: e_L, d_L, ...; s_e, s, ...; e_H, d_H, ...).
+
+    interleave (a level below the top whose children are leaves, 2k <= 64): one pass over k
+    bytes forms Hbar_lo in registers and uses it at once for U_lo and U_hi (both_halves), so
+    Hbar_lo is neither stored nor read again; what U_hi[0] then lacks (Hbar_lo's carry, U_lo's
+    chains' carries) is the level's middle value e, left to the caller in r26 (MID_RETURN).
+
     On entry X points at M (signed: at t), Y at R+k and r25:r24 at R (Z is set here)."""
     assert signed or not branched, "squaring always subtracts M"
+    assert not (mid and interleave) and (values or not mid) and (defer or not interleave)
     if w_high is None:
         w_high = 14 if signed and not branched else 16
-    return LevelCombine(k, signed, w, w_high, values, branched).emit(defer)
+    if interleave:
+        w, w_high = INTERLEAVE_W
+    return LevelCombine(k, signed, w, w_high, values, branched, mid).emit(defer, interleave)
 
 
 class LevelCombine:
@@ -100,16 +126,19 @@ class LevelCombine:
     before anything that changes C)."""
 
     def __init__(self, k: int, signed: bool, w: int, w_high: int, values: int,
-                 branched: bool = False) -> None:
-        self.k, self.w, self.w_high = k, w, w_high
+                 branched: bool = False, mid: bool = False) -> None:
+        self.k, self.w, self.w_high, self.mid = k, w, w_high, mid
         # where the children's deferred values land in U's halves and the top bytes
         self.folds = [k // 2, 3 * k // 4][:values]
+        self.l_folds = [0] * mid + self.folds  # where L's chain takes a value (e_L at 0)
         self.f_l: V | None = None  # the sign byte L's chain adds, through U_lo's upper half
+        self.f_s: V | None = None  # the one U_hi's chain adds (interleaved)
         p = self.p = VProgram()
         self.zero = p.v("zero")
         p.clr(self.zero)
         # Hbar's ("ch"), U's addition's ("cu") and M's ("cm") chains, and the one adding L's
-        # deferred top ("cl").
+        # deferred top ("cl"); interleaved, U_hi's own: H_hi's ("cv"), M_hi's ("cn") and the
+        # children's values' ("cs").
         self.carries = ParkedCarries(p, self.zero)
         self.s0: V | None = None  # U_lo's overflow, for U_hi[0] (with the children's values)
         self.t, self.arm = None, branched
@@ -131,9 +160,19 @@ class LevelCombine:
         # points at.
         self.pos = {"Y": k, "Z": 2 * k}
 
-    def emit(self, defer: bool) -> VProgram:
-        """Branched, each half is a signed arm (the high half's with the top bytes' (d, f))."""
+    def emit(self, defer: bool, interleave: bool = False) -> VProgram:
+        """Branched, each half is a signed arm (the high half's with the top bytes' (d, f));
+        interleaved, the one pass is."""
         p = self.p
+        if interleave:
+            if self.arm:
+                p.arm_begin()
+            d, f, e = self.both_halves()
+            if self.arm:
+                p.arm_end()
+            self.top(d, f, defer=True, ptr=30, off=self.k)
+            p.mov(MID_RETURN, e, comment="e, U_hi's carry-in, for the caller")
+            return p
         if self.arm:
             p.arm_begin()
         self.low_half()
@@ -182,11 +221,12 @@ class LevelCombine:
             else:
                 p.emit(mnemonic, x, y)
 
-    def m_chain(self, u: list, j: int, first: bool) -> None:
-        """U -/+= M's bytes j.. (through X)."""
+    def m_chain(self, u: list, j: int, first: bool, name: str = "cm") -> None:
+        """U -/+= M's bytes j.. (through X).  Chain "cn" (interleaved: M_hi's own chain) starts
+        without the + (~t & 1) of the negation, which M_lo's chain has added."""
         p, t = self.p, self.t
         if t is None:
-            self.chain("cm", u, self.lazy("X", "M", j), first,
+            self.chain(name, u, self.lazy("X", "M", j), first,
                        *(("add", True) if self.arm else ("sub", False)))
             return
 
@@ -195,10 +235,12 @@ class LevelCombine:
             p.eor(v, t)
             return v
 
-        if first:
+        if first and name == "cm":
             self.carries.enter("cm", fresh=True)
             p.cp(self.zero, t, comment="C = t: (M xor t) + t = -M when t = 0xFF")
-        self.chain("cm", u, m_byte, first, "adc")
+            self.chain(name, u, m_byte, first, "adc")
+        else:
+            self.chain(name, u, m_byte, first)
 
     def sign_byte(self, dst, src, comment: str) -> None:
         """dst = 0xFF if src (a small signed value) is negative, else 0."""
@@ -234,9 +276,11 @@ class LevelCombine:
             add_const(p, 30, 2 * k)
             p.movw(0, 26, comment="park the M pointer in r1:r0")
         p.phase(f"low half: Hbar_lo = H_lo + L_1, U_lo = L_0 + Hbar_lo -/+ M_lo ({k} bytes)")
+        # where L's chain runs, branch-free multiplication's t leaves it two registers fewer
+        narrow = w - 2 if self.t is not None else w
         bounds = [0, *self.folds, k]
         starts = [j for i, (lo, hi) in enumerate(pairwise(bounds))
-                  for j in range(lo, hi, w - 2 if i else w)]
+                  for j in range(lo, hi, narrow if i or self.mid else w)]
         for j, end in zip(starts, starts[1:] + [k]):
             self.low_chunk(j, end)
 
@@ -259,7 +303,7 @@ class LevelCombine:
         ops = {"ch": partial(self.hbar_chain, hb, j),
                "cu": partial(self.chain, "cu", u, hb, j == 0),
                "cm": partial(self.m_chain, u, j, j == 0)}
-        if self.folds and j >= self.folds[0]:
+        if self.l_folds and j >= self.l_folds[0]:
             ops["cl"] = partial(self.l_chain, u, j)
         self.run_chains(ops, leaders=("cm", "cl"))  # U += Hbar needs Hbar first
         if not near:
@@ -283,22 +327,36 @@ class LevelCombine:
             ops[name]()
 
     def l_chain(self, u: list, j: int) -> None:
-        """U_lo's bytes j.. += L's deferred values (d_L popped at byte k/2, d_L2 at 3k/4 joining
-        the sign byte there), sign-extended."""
+        """U_lo's bytes j.. += L's deferred values (e_L popped at byte 0, d_L at k/2, d_L2 at
+        3k/4, each joining the sign byte there), sign-extended."""
+        if j in self.l_folds:
+            name = (["e_L"] * self.mid + ["d_L", "d_L2"])[self.l_folds.index(j)]
+            what = "middle value" if name == "e_L" else "top quarter"
+            self.p.comment(f"L's {what} is short by {name} from U_lo[{j}] on")
+        self.fold_chain("cl", "f_l", u, j, self.l_folds)
+
+    def s_chain(self, u: list, j: int) -> None:
+        """Interleaved: U_hi's bytes j.. += s (popped at byte k/2, s_2 at 3k/4), sign-extended."""
+        if j in self.folds:
+            self.p.comment(f"the children's top quarters are short at U_hi[{j}]: + s")
+        self.fold_chain("cs", "f_s", u, j, self.folds)
+
+    def fold_chain(self, name: str, sign: str, u: list, j: int, at: list[int]) -> None:
+        """u += small signed values popped at the bytes `at` (from the first on), sign-extended
+        by the byte in attribute `sign`, in chain `name`."""
         p = self.p
-        if j not in self.folds:
-            self.chain("cl", u, self.f_l, False)
+        if j not in at:
+            self.chain(name, u, getattr(self, sign), False)
             return
-        second = j != self.folds[0]
-        p.comment(f"L's top quarter is short by d_L{'2' if second else ''} from U_lo[{j}] on")
-        d = p.v("dL")
+        d = p.v("d")
         p.pop(d)
         self.carries.park()  # the sums below change C
-        if second:
-            p.add(d, self.f_l, comment="+ the sign byte so far (-1 or 0)")
-        self.f_l = p.v("fL")
-        self.sign_byte(self.f_l, d, "its sign byte")
-        self.chain("cl", u, lambda q: d if q == 0 else self.f_l, not second)
+        if j != at[0]:
+            p.add(d, getattr(self, sign), comment="+ the sign byte so far (-1 or 0)")
+        ext = p.v("f")
+        self.sign_byte(ext, d, "its sign byte")
+        setattr(self, sign, ext)
+        self.chain(name, u, lambda q: d if q == 0 else ext, j == at[0])
 
     def high_half(self) -> V:
         """U_hi = Hbar_lo + H_hi + c -/+ M_hi (to R[2k..3k)), c the carry of Hbar_lo in its own
@@ -318,6 +376,10 @@ class LevelCombine:
         if self.folds:
             p.add(s, self.carries.take("cl"), comment="c + the carry of L's chain over U_lo")
             p.add(s, self.f_l, comment="+ f_L (-1 or 0): U_lo's overflow joins c at U_hi[0]")
+            if self.mid:
+                x = p.v("s_e")
+                p.pop(x)
+                p.add(s, x, comment="+ s_e, the children's middle values at U_hi[0]")
             self.s0 = s
         else:
             self.carries.seed("ch", s)
@@ -390,7 +452,11 @@ class LevelCombine:
         d, f = carry["cu"], p.v("f")
         p.add(d, carry["ch"])
         p.add(d, self.c_hbar)
-        if ext is self.zero and t is None:
+        if self.mid:
+            x = p.v("e_H")
+            p.pop(x)
+            p.add(d, x, comment="+ e_H: H's middle value lands at the top bytes too")
+        if ext is self.zero and t is None and not self.mid:
             if self.arm:
                 p.signed("add", d, carry["cm"], comment="d = c + U's carries -/+ M's carry")
             else:
@@ -409,12 +475,13 @@ class LevelCombine:
             self.sign_byte(f, d, "f = sign of d (d is -2..4)")
         return d, f
 
-    def top(self, d: V, f: V, defer: bool) -> None:
+    def top(self, d: V, f: V, defer: bool, ptr: int = 28, off: int = 0) -> None:
         """R[3k..4k) = H_hi + (d, f), switching at byte k/2 (and 3k/4) to d_H + the sign byte so
-        far (popped: H's deferred values), or (d, f) and H's d left to the caller."""
+        far (popped: H's deferred values), or (d, f) and H's d left to the caller (the top
+        bytes at r[ptr+1]:r[ptr] + off)."""
         p, k = self.p, self.k
         if defer:
-            emit_top_deferred(p, d, f, 28, 0)
+            emit_top_deferred(p, d, f, ptr, off)
             if self.folds:
                 d_h, f_h = p.v("dH"), p.v("fH")
                 p.pop(d_h)
@@ -432,3 +499,79 @@ class LevelCombine:
         for i, (value, sign) in enumerate(addends):
             emit_ripple_mem(p, "Y", bounds[i + 1] - bounds[i], sign, first_src=value,
                             carry_in=bool(i), name="H_hi", first=bounds[i])
+
+    def both_halves(self) -> tuple[V, V, V]:
+        """Interleaved (see level_combine): chunk by chunk, Hbar_lo = H_lo + L_1 in registers,
+        U_lo = L_0 + Hbar_lo -/+ M_lo (to R[k..2k)) and U_hi = Hbar_lo + H_hi -/+ M_hi (to
+        R[2k..3k)), each chunk's Hbar_lo used by both and never stored.  Y stays on R (L_0 and
+        L_1 by displacement), Z on H (H_lo, H_hi), X on M, which time-shares it between M_lo
+        and M_hi: the other's place waits in r25:r24 and MOVW swaps them, leaving C alone.
+        Returns the top bytes' (d, f) and e, what U_hi[0] lacks."""
+        p, k = self.p, self.k
+        p.movw(30, 24, comment="Z -> H")
+        add_const(p, 30, 2 * k)
+        p.movw(28, 24, comment="Y -> L")
+        p.movw(24, 26)
+        add_const(p, 24, k)
+        p.comment("r25:r24 -> M_hi")
+        self.pos = {"Y": 0, "Z": 2 * k}
+        p.phase(f"interleaved: Hbar_lo = H_lo + L_1, U_lo = L_0 + Hbar_lo -/+ M_lo, "
+                f"U_hi = Hbar_lo + H_hi -/+ M_hi ({k} bytes)")
+        bounds = [0, *self.folds, k]
+        starts = [j for i, (lo, hi) in enumerate(pairwise(bounds))
+                  for j in range(lo, hi, self.w_high if i else self.w)]
+        for j, end in zip(starts, starts[1:] + [k]):
+            self.both_chunk(j, end)
+        return self.both_carries()
+
+    def both_chunk(self, j: int, end: int) -> None:
+        """Bytes j..end of U_lo and U_hi."""
+        p, k, n, first = self.p, self.k, end - j, j == 0
+        folded = self.folds and j >= self.folds[0]
+        hb = self.load("Z", n, "H", j, j)
+        self.chain("ch", hb, self.lazy("Y", "L_1", j, k + j), first)
+        u = self.load("Y", n, "L_0", j, j)
+        ops = {"cu": partial(self.chain, "cu", u, hb, first),
+               "cm": partial(self.m_chain, u, j, first)}
+        if folded:
+            ops["cl"] = partial(self.l_chain, u, j)
+        self.run_chains(ops)
+        self.store("Y", u, "U", j, k + j)
+        p.movw(0, 26)
+        p.movw(26, 24, comment="X -> M_hi")
+        ops = {"cv": partial(self.chain, "cv", hb, self.lazy("Z", "H", k + j, k + j), first),
+               "cn": partial(self.m_chain, hb, k + j, first, "cn")}
+        if folded:
+            ops["cs"] = partial(self.s_chain, hb, j)
+        self.run_chains(ops, leaders=tuple(ops))
+        self.store("Z", hb, "U", k + j, j)
+        p.movw(24, 26)
+        p.movw(26, 0, comment="X -> M_lo")
+
+    def both_carries(self) -> tuple[V, V, V]:
+        """e = Hbar_lo's carry + U_lo's chains' (and L's chain's sign byte), for U_hi[0]; d =
+        U_hi's chains' carries + Hbar_lo's again (Hbar_hi = H_hi + it is never formed) (+ M's
+        sign extension, the values' sign byte), f its sign byte, for the top bytes."""
+        p, t = self.p, self.t
+        p.phase("the middle value e and the top bytes' (d, f)")
+        names = ["ch", "cu", "cm", "cv", "cn"] + ["cl", "cs"] * bool(self.folds)
+        carry = {name: self.carries.take(name) for name in names}
+        e, d = carry["cu"], carry["cv"]
+        p.add(e, carry["ch"])
+        p.add(d, carry["ch"])
+        for acc, m in ((e, "cm"), (d, "cn")):
+            if self.arm:
+                p.signed("add", acc, carry[m])
+            elif t is None:
+                p.sub(acc, carry[m])
+            else:
+                p.add(acc, carry[m])
+        if t is not None:
+            p.add(d, t, comment="+ M's sign extension")
+        if self.folds:
+            for acc, name, sign in ((e, "cl", self.f_l), (d, "cs", self.f_s)):
+                p.add(acc, carry[name])
+                p.add(acc, sign)
+        f = p.v("f")
+        self.sign_byte(f, d, "f = sign of d")
+        return d, f, e
