@@ -131,8 +131,9 @@ class LevelCombine:
         # where the children's deferred values land in U's halves and the top bytes
         self.folds = [k // 2, 3 * k // 4][:values]
         self.l_folds = [0] * mid + self.folds  # where L's chain takes a value (e_L at 0)
-        self.f_l: V | None = None  # the sign byte L's chain adds, through U_lo's upper half
-        self.f_s: V | None = None  # the one U_hi's chain adds (interleaved)
+        # the sign byte a chain of the children's values adds ("cl": L's, through U_lo's upper
+        # half; "cs", interleaved: theirs through U_hi's)
+        self.signs: dict[str, V] = {}
         p = self.p = VProgram()
         self.zero = p.v("zero")
         p.clr(self.zero)
@@ -333,29 +334,29 @@ class LevelCombine:
             name = (["e_L"] * self.mid + ["d_L", "d_L2"])[self.l_folds.index(j)]
             what = "middle value" if name == "e_L" else "top quarter"
             self.p.comment(f"L's {what} is short by {name} from U_lo[{j}] on")
-        self.fold_chain("cl", "f_l", u, j, self.l_folds)
+        self.fold_chain("cl", u, j, self.l_folds)
 
     def s_chain(self, u: list, j: int) -> None:
         """Interleaved: U_hi's bytes j.. += s (popped at byte k/2, s_2 at 3k/4), sign-extended."""
         if j in self.folds:
             self.p.comment(f"the children's top quarters are short at U_hi[{j}]: + s")
-        self.fold_chain("cs", "f_s", u, j, self.folds)
+        self.fold_chain("cs", u, j, self.folds)
 
-    def fold_chain(self, name: str, sign: str, u: list, j: int, at: list[int]) -> None:
+    def fold_chain(self, name: str, u: list, j: int, at: list[int]) -> None:
         """u += small signed values popped at the bytes `at` (from the first on), sign-extended
-        by the byte in attribute `sign`, in chain `name`."""
+        (the sign byte so far in signs[name]), in chain `name`."""
         p = self.p
         if j not in at:
-            self.chain(name, u, getattr(self, sign), False)
+            self.chain(name, u, self.signs[name], False)
             return
         d = p.v("d")
         p.pop(d)
         self.carries.park()  # the sums below change C
         if j != at[0]:
-            p.add(d, getattr(self, sign), comment="+ the sign byte so far (-1 or 0)")
+            p.add(d, self.signs[name], comment="+ the sign byte so far (-1 or 0)")
         ext = p.v("f")
         self.sign_byte(ext, d, "its sign byte")
-        setattr(self, sign, ext)
+        self.signs[name] = ext
         self.chain(name, u, lambda q: d if q == 0 else ext, j == at[0])
 
     def high_half(self) -> V:
@@ -375,7 +376,8 @@ class LevelCombine:
         self.ext = self.zero  # what the Hbar chain adds above its last signed addend
         if self.folds:
             p.add(s, self.carries.take("cl"), comment="c + the carry of L's chain over U_lo")
-            p.add(s, self.f_l, comment="+ f_L (-1 or 0): U_lo's overflow joins c at U_hi[0]")
+            p.add(s, self.signs["cl"],
+                  comment="+ f_L (-1 or 0): U_lo's overflow joins c at U_hi[0]")
             if self.mid:
                 x = p.v("s_e")
                 p.pop(x)
@@ -569,9 +571,9 @@ class LevelCombine:
         if t is not None:
             p.add(d, t, comment="+ M's sign extension")
         if self.folds:
-            for acc, name, sign in ((e, "cl", self.f_l), (d, "cs", self.f_s)):
+            for acc, name in ((e, "cl"), (d, "cs")):
                 p.add(acc, carry[name])
-                p.add(acc, sign)
+                p.add(acc, self.signs[name])
         f = p.v("f")
         self.sign_byte(f, d, "f = sign of d")
         return d, f, e
