@@ -90,13 +90,13 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
     which the low half adds to U_lo from byte k/2 (and 3k/4) in a fourth carry chain (L_1 is
     read only inside Hbar_lo; branch-free multiplication, whose t takes a register, runs there
     in chunks of w - 2 to leave that chain registers; its carry and sign byte join c at
-    U_hi[0]); s = d_L - d_M + d_H (and s_2 from
-    the second values) for U_hi[k/2] (and 3k/4), where L_1's, M's and H_hi's quarters land,
-    each joining the Hbar chain as one signed addend whose sign byte that chain carries on;
-    then H's d (and d_2 at the top level), for the top bytes, H_hi again: from byte k/2 (and
-    3k/4) the ripple of (d, f) switches to d_H + f (and d_H2 + its sign).  defer: leave the top
-    bytes to the caller (combine.emit_top_deferred: (d, f) in r24:r25) and, with values, H's
-    d with its sign byte in r22:r23 (H_hi's quarter, unrippled).
+    U_hi[0]); s = d_L - d_M + d_H (and s_2 from the second values) for U_hi[k/2] (and 3k/4),
+    where L_1's, M's and H_hi's quarters land, each joining the Hbar chain as one signed addend
+    whose sign byte that chain carries on; then H's d (and d_2 at the top level), for the top
+    bytes, H_hi again: from byte k/2 (and 3k/4) the ripple of (d, f) switches to d_H + f (and
+    d_H2 + its sign).  defer: leave the top bytes to the caller (combine.emit_top_deferred:
+    (d, f) in r24:r25) and, with values, H's d with its sign byte in r22:r23 (H_hi's quarter,
+    unrippled).
 
     mid: the children are interleaved levels, each short by its middle value e at byte 2k of
     its product (see interleave): the prologue pushed e_L, which starts L's chain at U_lo[0]
@@ -166,26 +166,24 @@ class LevelCombine:
         interleaved, the one pass is."""
         p = self.p
         if interleave:
-            if self.arm:
-                p.arm_begin()
-            d, f, e = self.both_halves()
-            if self.arm:
-                p.arm_end()
+            d, f, e = self.in_arm(self.both_halves)
             self.top(d, f, defer=True, ptr=30, off=self.k)
             p.mov(MID_RETURN, e, comment="e, U_hi's carry-in, for the caller")
             return p
-        if self.arm:
-            p.arm_begin()
-        self.low_half()
-        if self.arm:
-            p.arm_end()
-            p.arm_begin()
-        d, f = self.top_carry(self.high_half())
-        if self.arm:
-            p.arm_end()
+        self.in_arm(self.low_half)
+        d, f = self.in_arm(lambda: self.top_carry(self.high_half()))
         self.move("Y", 3 * self.k)
         self.top(d, f, defer)
         return p
+
+    def in_arm(self, emit):
+        """emit()'s code, as a signed arm when branched (its copies add and subtract M)."""
+        if self.arm:
+            self.p.arm_begin()
+        out = emit()
+        if self.arm:
+            self.p.arm_end()
+        return out
 
     def reach(self, ptr: str, lo: int, hi: int) -> None:
         """Move Y or Z forward, if need be, so that R[lo..hi) lies within its displacement."""
@@ -465,17 +463,22 @@ class LevelCombine:
                 p.sub(d, carry["cm"], comment="d = Hbar_lo's carry + U's carries - borrow (-1..3)")
             p.sbc(f, f, comment="f = sign of d")
         else:
-            if self.arm:
-                p.signed("add", d, carry["cm"], comment="-/+ M's carry")
-            elif t is None:
-                p.sub(d, carry["cm"], comment="- M's borrow")
-            else:
-                p.add(d, carry["cm"])
+            self.add_m_carry(d, carry["cm"])
+            if t is not None:
                 p.add(d, t, comment="+ M's sign extension")
             if ext is not self.zero:
                 p.add(d, ext, comment="the signed addend goes on into the top bytes")
             self.sign_byte(f, d, "f = sign of d (d is -2..4)")
         return d, f
+
+    def add_m_carry(self, acc: V, c: V) -> None:
+        """acc -/+= the carry c of a chain adding or subtracting M."""
+        if self.arm:
+            self.p.signed("add", acc, c, comment="-/+ M's carry")
+        elif self.t is None:
+            self.p.sub(acc, c, comment="- M's borrow")
+        else:
+            self.p.add(acc, c)
 
     def top(self, d: V, f: V, defer: bool, ptr: int = 28, off: int = 0) -> None:
         """R[3k..4k) = H_hi + (d, f), switching at byte k/2 (and 3k/4) to d_H + the sign byte so
@@ -561,13 +564,8 @@ class LevelCombine:
         e, d = carry["cu"], carry["cv"]
         p.add(e, carry["ch"])
         p.add(d, carry["ch"])
-        for acc, m in ((e, "cm"), (d, "cn")):
-            if self.arm:
-                p.signed("add", acc, carry[m])
-            elif t is None:
-                p.sub(acc, carry[m])
-            else:
-                p.add(acc, carry[m])
+        self.add_m_carry(e, carry["cm"])
+        self.add_m_carry(d, carry["cn"])
         if t is not None:
             p.add(d, t, comment="+ M's sign extension")
         if self.folds:
