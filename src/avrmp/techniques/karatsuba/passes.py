@@ -152,10 +152,17 @@ class LevelCombine:
             p.ld(self.t, Mem("X", "+"), comment="t")
             p.com(self.t, comment="t = 0xFF now means: subtract M")
         # With k + w <= 64 (k + w_high in the high half), Y reaches both L_1 (or Hbar_lo) and
-        # H, k bytes further: Z streams L_0 and X stays on M.  Otherwise Z addresses H and X is
-        # time-shared between L_0 and M (pointers parked in r25:r24 and r1:r0).
+        # H, k bytes further: Z streams L_0 and X stays on M.  Else, with k <= 64, Z streams
+        # L_0 and reaches L_1 by displacement from where the stream left it (k - w..k - 1),
+        # Y addresses H_lo and X stays on M in the low half; the high half takes Z to H_hi.
+        # Otherwise Z addresses H and X is time-shared between L_0 and M (pointers parked in
+        # r25:r24 and r1:r0).
         self.near = k + max(w, w_high) <= 64
-        self.hp = "Y" if self.near else "Z"
+        self.stream = not self.near and k <= 64
+        self.lp = "Z" if self.stream else "Y"  # L_1's and U_lo's pointer
+        self.hp = "Y" if self.near or self.stream else "Z"  # H_lo's and Hbar_lo's
+        self.hp_high = "Y" if self.near else "Z"  # H_hi's
+        self.parked = not (self.near or self.stream)  # X time-shared, pointers parked
         # Y and Z address R by displacement and move only when a chunk's bytes lie beyond it
         # (ADIW changes C, so between chunks, where the carries are parked): the byte of R each
         # points at.
@@ -186,10 +193,11 @@ class LevelCombine:
         return out
 
     def reach(self, ptr: str, lo: int, hi: int) -> None:
-        """Move Y or Z forward, if need be, so that R[lo..hi) lies within its displacement."""
+        """Move Y or Z, if need be, so that R[lo..hi) lies within its displacement (back only
+        where the stream layout's high half returns Y from H_lo's end to its start)."""
         pos = self.pos[ptr]
-        assert hi - lo <= 64 and lo >= pos, (ptr, lo, hi, pos)
-        if hi - 1 - pos > 63:
+        assert hi - lo <= 64 and (lo >= pos or self.stream), (ptr, lo, hi, pos)
+        if lo < pos or hi - 1 - pos > 63:
             self.move(ptr, lo)
 
     def move(self, ptr: str, rel: int) -> None:
@@ -268,15 +276,17 @@ class LevelCombine:
     def low_half(self) -> None:
         """Hbar_lo = H_lo + L_1 (to R[2k..3k)), U_lo = L_0 + Hbar_lo -/+ M_lo (to R[k..2k))."""
         p, k, w = self.p, self.k, self.w
-        if self.near:
+        if not self.parked:
             p.movw(30, 24, comment="Z -> L_0")
+            p.release(0, 1)  # no pointer is parked in r1:r0: they join the pool
         else:
             p.movw(30, 24, comment="Z -> H")
             add_const(p, 30, 2 * k)
             p.movw(0, 26, comment="park the M pointer in r1:r0")
         p.phase(f"low half: Hbar_lo = H_lo + L_1, U_lo = L_0 + Hbar_lo -/+ M_lo ({k} bytes)")
         # where L's chain runs, branch-free multiplication's t leaves it two registers fewer
-        narrow = w - 2 if self.t is not None else w
+        # (where no pointer is parked, r1:r0 make up for it)
+        narrow = w - 2 if self.t is not None and self.parked else w
         bounds = [0, *self.folds, k]
         starts = [j for i, (lo, hi) in enumerate(pairwise(bounds))
                   for j in range(lo, hi, narrow if i or self.mid else w)]
@@ -285,18 +295,22 @@ class LevelCombine:
 
     def low_chunk(self, j: int, end: int) -> None:
         """U_lo's bytes j..end: L_0 loaded, Hbar's chunk formed and stored, U's chains."""
-        p, k, n, near, hp = self.p, self.k, end - j, self.near, self.hp
-        if near:
+        p, k, n, near, hp, lp = self.p, self.k, end - j, self.near, self.hp, self.lp
+        if not self.parked:
             u = [p.v("L_0") for _ in range(n)]
             for q, v in enumerate(u):
                 p.ld(v, Mem("Z", "+"), comment=f"L_0[{j + q}]")
+            self.pos["Z"] = j + n
         else:
             p.movw(26, 24, comment="X -> L_0")
             u = self.load("X", n, "L_0", j)
             p.movw(24, 26)
             p.movw(26, 0, comment="X -> M")
-        self.reach("Y", k + j, (2 * k if near else k) + j + n)
-        if not near:
+        if self.stream:
+            self.reach("Y", 2 * k + j, 2 * k + j + n)
+        else:
+            self.reach("Y", k + j, (2 * k if near else k) + j + n)
+        if self.parked:
             self.reach("Z", 2 * k + j, 2 * k + j + n)
         hb = self.load(hp, n, "H", j, self.at(hp, 2 * k + j))
         ops = {"ch": partial(self.hbar_chain, hb, j),
@@ -305,14 +319,14 @@ class LevelCombine:
         if self.l_folds and j >= self.l_folds[0]:
             ops["cl"] = partial(self.l_chain, u, j)
         self.run_chains(ops, leaders=("cm", "cl"))  # U += Hbar needs Hbar first
-        if not near:
+        if self.parked:
             p.movw(0, 26)
-        self.store("Y", u, "U", j, self.at("Y", k + j))
+        self.store(lp, u, "U", j, self.at(lp, k + j))
 
     def hbar_chain(self, hb: list, j: int) -> None:
         """Hbar_lo's bytes j..: H's (in hb) += L_1's, stored over H_lo."""
         k = self.k
-        self.chain("ch", hb, self.lazy("Y", "L_1", j, self.at("Y", k + j)), j == 0)
+        self.chain("ch", hb, self.lazy(self.lp, "L_1", j, self.at(self.lp, k + j)), j == 0)
         self.store(self.hp, hb, "Hbar_lo", j, self.at(self.hp, 2 * k + j))
 
     def run_chains(self, ops: dict, leaders: tuple = ("cu", "cm", "cl")) -> None:
@@ -361,11 +375,11 @@ class LevelCombine:
         """U_hi = Hbar_lo + H_hi + c -/+ M_hi (to R[2k..3k)), c the carry of Hbar_lo in its own
         chain; returns what that chain adds above its last signed addend (zero, or the sign byte
         of U_lo's overflow at U_hi[0] or of the children's values at U_hi[k/2] and [3k/4])."""
-        p, k, near = self.p, self.k, self.near
+        p, k = self.p, self.k
         p.phase(f"high half: U_hi = Hbar_lo + H_hi + carry(Hbar_lo) -/+ M_hi ({k} bytes)")
         # Hbar_hi = H_hi + Hbar_lo's carry is never formed: that carry ripples through U_hi in
         # its own chain and joins (d, f) for the top bytes, so H_hi stays in place.
-        if not near:
+        if self.parked:
             p.movw(26, 0, comment="X -> M (no longer shared)")
         self.c_hbar = p.v("c")
         s = self.carries.take("ch")
@@ -396,7 +410,7 @@ class LevelCombine:
         if not near:
             self.reach("Z", 3 * k + j, 3 * k + j + n)
         u = self.load("Y", n, "Hbar_lo", j, self.at("Y", 2 * k + j))
-        h_hi = self.lazy(self.hp, "H", k + j, self.at(self.hp, 3 * k + j))
+        h_hi = self.lazy(self.hp_high, "H", k + j, self.at(self.hp_high, 3 * k + j))
 
         def middle() -> None:
             if j in self.folds:
