@@ -197,10 +197,11 @@ def _run(p: Program, vp: VProgram, pool: list[int] = POOL) -> None:
 
 def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
                alloc: int = 0, values: int = 0, branched: bool = False, mid: bool = False,
-               interleave: bool = False) -> None:
-    """The memory level for n bytes as a subroutine body (label already placed).  Its frame lies
-    `origin` bytes above SP+1; alloc: this is the top level, which reserves that many bytes (the
-    frames of the whole call chain, see build) on entry and releases them on return, and is the
+               interleave: bool = False, done: str | None = None) -> None:
+    """The memory level for n bytes as a subroutine body (label already placed), or run inline
+    with a jump to `done` at its end instead of a return.  Its frame lies `origin` bytes above
+    SP+1; alloc: this is the top level, which reserves that many bytes (the frames of the whole
+    call chain, see build) on entry and releases them at its end, and is the
     only level that finishes its own top bytes (a level below it leaves them to its caller,
     combine.emit_top_deferred, with H's first deferred value: see level_returns).  values:
     the child leaves that many values unrippled in its top quarter, which this level folds
@@ -253,15 +254,18 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     r_slot = 1 + shift + ARG_SLOT["r"]
     p.ldd(24, Mem("Z", disp=r_slot), comment="r, for the combination's pointers")
     p.ldd(25, Mem("Z", disp=r_slot + 1))
-    _frame_ptr(p, 26, (lay["t"] if mul else lay["m"]) - origin + shift)
-    p.movw(28, 24)  # Y = r + k, from r, not reloaded (the combination points Z itself)
-    add_const(p, 28, k)
+    # branch-free, the combination takes t from the register the sums above left it in
+    t_reg = 23 if mul and values and not branched else None
+    _frame_ptr(p, 26, (lay["t"] if mul and t_reg is None else lay["m"]) - origin + shift)
     _run(p, level_combine(k, mul, values=values, defer=not alloc, branched=branched, mid=mid,
-                          interleave=interleave))
+                          interleave=interleave, t_reg=t_reg))
     if alloc:
         p.phase("release the frames")
         move_sp(p, 28, alloc)
-    p.ret()
+    if done is None:
+        p.ret()
+    else:
+        (p.jmp if far else p.rjmp)(done)
 
 
 def _emit_differences(p: Program, k: int, mul: bool, origin: int, lay: dict[str, int],
@@ -341,7 +345,8 @@ def build(n: int, op: str, levels: int, variant: str, ret_bytes: int,
 
 def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool,
                  ret_bytes: int, branched: bool) -> Kernel:
-    """The routine: a call of the top level, then each level's subroutine and the leaf's."""
+    """The routine: the top level inline (its frame lies above no return address of its
+    own, so nothing moves), then each lower level's subroutine and the leaf's."""
     leaf = n >> levels
     values = [0] * levels  # deferred values each level's children leave it
     values[-1] = 1 if kern.top_deferred else 0
@@ -356,13 +361,13 @@ def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool,
         below += _layout(n >> i, op, values[i], mid[i])["size"]
     p = Program(label_prefix="kl_")  # the levels' signed arms, apart from the leaf's
     label = {m: f"kl_{op}{8 * m}" for m in (n >> i for i in range(levels + 1))}
-    _call(p, label[n], far)
-    (p.jmp if far else p.rjmp)("kl_done")
     for i in range(levels):
         m = n >> i
-        p.label(label[m])
+        if i:
+            p.label(label[m])
         emit_level(p, m, op, label[m // 2], far, origins[i], alloc=below if i == 0 else 0,
-                   values=values[i], branched=branched, mid=mid[i], interleave=inter[i])
+                   values=values[i], branched=branched, mid=mid[i], interleave=inter[i],
+                   done=None if i else "kl_done")
     p.label(label[leaf])
     p.comment(f"=== leaf: {8 * leaf}-bit fixed-size Karatsuba {op} ===")
     move_arguments(p, kern.args)

@@ -68,12 +68,13 @@ def interleavable(n: int) -> bool:
 
 def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
                   values: int = 0, defer: bool = False, branched: bool = False,
-                  mid: bool = False, interleave: bool = False) -> VProgram:
+                  mid: bool = False, interleave: bool = False,
+                  t_reg: int | None = None) -> VProgram:
     """A memory level's combination with Hbar = H + L_1 fused in (no separate Hbar pass): R holds
     L at R[0..2k) and H at R[2k..4k), the frame M (2k bytes).  Two passes over k bytes, in chunks
     of w (low half) and w_high (the high half keeps fewer bytes live, so its chunks can be wider
     and park the carries of the chains (Hbar, U's addition, M) less often; by default 16, 14
-    when t takes a register), then the top bytes:
+    when t takes a register and pointers are parked), then the top bytes:
 
       low:  Hbar_lo = H_lo + L_1 (to R[2k..3k)),  U_lo = L_0 + Hbar_lo -/+ M_lo (to R[k..2k))
       high: U_hi = Hbar_lo + H_hi + c -/+ M_hi (to R[2k..3k)), c the carry of Hbar_lo, its own chain
@@ -109,14 +110,19 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
     Hbar_lo is neither stored nor read again; what U_hi[0] then lacks (Hbar_lo's carry, U_lo's
     chains' carries) is the level's middle value e, left to the caller in r26 (MID_RETURN).
 
-    On entry X points at M (signed: at t), Y at R+k and r25:r24 at R (Z is set here)."""
+    t_reg: branch-free multiplication whose caller has t already, complemented (0xFF:
+    subtract M), in that register; X then points at M, not at t.
+
+    On entry X points at M (signed: at t) and r25:r24 at R (Y and Z are set here)."""
     assert signed or not branched, "squaring always subtracts M"
     assert not (mid and interleave) and (values or not mid) and (defer or not interleave)
     if w_high is None:
-        w_high = 14 if signed and not branched else 16
+        # branch-free multiplication's t takes a register: 14 where pointers are parked (k > 64)
+        w_high = 14 if signed and not branched and k > 64 else 16
     if interleave:
         w, w_high = INTERLEAVE_W
-    return LevelCombine(k, signed, w, w_high, values, branched, mid).emit(defer, interleave)
+    return LevelCombine(k, signed, w, w_high, values, branched, mid, t_reg).emit(defer,
+                                                                                interleave)
 
 
 class LevelCombine:
@@ -126,7 +132,7 @@ class LevelCombine:
     before anything that changes C)."""
 
     def __init__(self, k: int, signed: bool, w: int, w_high: int, values: int,
-                 branched: bool = False, mid: bool = False) -> None:
+                 branched: bool = False, mid: bool = False, t_reg: int | None = None) -> None:
         self.k, self.w, self.w_high, self.mid = k, w, w_high, mid
         # where the children's deferred values land in U's halves and the top bytes
         self.folds = [k // 2, 3 * k // 4][:values]
@@ -135,6 +141,18 @@ class LevelCombine:
         # half; "cs", interleaved: theirs through U_hi's)
         self.signs: dict[str, V] = {}
         p = self.p = VProgram()
+        self.t, self.arm = None, branched
+        if branched:
+            t = p.v("t")
+            p.ld(t, Mem("X", "+"), comment="t")
+            p.bst(t, 0, comment="T = t: add M")
+        elif signed and t_reg is not None:  # first, before anything can take its register
+            self.t = p.v("t")
+            p.mov(self.t, t_reg, comment="t = 0xFF: subtract M (the caller's sums read it)")
+        elif signed:
+            self.t = p.v("t")
+            p.ld(self.t, Mem("X", "+"), comment="t")
+            p.com(self.t, comment="t = 0xFF now means: subtract M")
         self.zero = p.v("zero")
         p.clr(self.zero)
         # Hbar's ("ch"), U's addition's ("cu") and M's ("cm") chains, and the one adding L's
@@ -142,15 +160,6 @@ class LevelCombine:
         # children's values' ("cs").
         self.carries = ParkedCarries(p, self.zero)
         self.s0: V | None = None  # U_lo's overflow, for U_hi[0] (with the children's values)
-        self.t, self.arm = None, branched
-        if branched:
-            t = p.v("t")
-            p.ld(t, Mem("X", "+"), comment="t")
-            p.bst(t, 0, comment="T = t: add M")
-        elif signed:
-            self.t = p.v("t")
-            p.ld(self.t, Mem("X", "+"), comment="t")
-            p.com(self.t, comment="t = 0xFF now means: subtract M")
         # With k + w <= 64 (k + w_high in the high half), Y reaches both L_1 (or Hbar_lo) and
         # H, k bytes further: Z streams L_0 and X stays on M.  Else, with k <= 64, Z streams
         # L_0 and reaches L_1 by displacement from where the stream left it (k - w..k - 1),
@@ -177,6 +186,10 @@ class LevelCombine:
             self.top(d, f, defer=True, ptr=30, off=self.k)
             p.mov(MID_RETURN, e, comment="e, U_hi's carry-in, for the caller")
             return p
+        y = 2 * self.k if self.stream else self.k  # where the low half's first chunk needs it
+        p.movw(28, 24)
+        add_const(p, 28, y)
+        self.pos["Y"] = y
         self.in_arm(self.low_half)
         d, f = self.in_arm(lambda: self.top_carry(self.high_half()))
         self.move("Y", 3 * self.k)
