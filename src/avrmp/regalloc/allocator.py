@@ -498,8 +498,8 @@ class Allocator:
 
     def pair_out(self, it: VInstr) -> None:
         """The fixed pair at lo = d1:d0 (VProgram.pair_out): nothing if they are there, one MOVW
-        from an aligned pair, else two MOVs in an order that reads each source before it is
-        overwritten (through r1:r0 when the two are swapped)."""
+        from an aligned pair, else a MOV for each one not in place, in an order that reads each
+        source before it is overwritten (through r1:r0 when the two are swapped)."""
         d0, d1, lo = it.operands
         r0, r1 = self.st.reg_of[d0.id], self.st.reg_of[d1.id]
         out = self.out
@@ -509,10 +509,12 @@ class Allocator:
             out.movw(lo, r0, comment=it.comment)
         elif r1 != lo:
             out.mov(lo, r0, comment=it.comment)
-            out.mov(lo + 1, r1)
+            if r1 != lo + 1:
+                out.mov(lo + 1, r1)
         elif r0 != lo + 1:
             out.mov(lo + 1, r1, comment=it.comment)
-            out.mov(lo, r0)
+            if r0 != lo:
+                out.mov(lo, r0)
         else:
             out.movw(0, lo)
             out.mov(lo, 1, comment=it.comment)

@@ -225,9 +225,15 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
                   [("r", 24), ("a", 22)] + ([("b", 20)] if mul else []))
     p.comment(f"=== L = A_l {'* B_l' if mul else '^2'} ({8 * k} bits) ===")
     _call(p, child, far)
+    if values:  # L left Z on its top bytes, R + 3k/2: H's product starts k/2 further
+        p.movw(18, 30, comment="R + 3k/2, for H's result pointer")
     shift = _after_child(p, values, lay.get("l_top"), "L", origin, mid=mid)
     p.comment(f"=== H = A_h {'* B_h' if mul else '^2'} ===")
-    _ptr_to(p, 24, 1 + shift + ARG_SLOT["r"], 2 * k)
+    if values:
+        p.movw(24, 18)
+        add_const(p, 24, k // 2)
+    else:
+        _ptr_to(p, 24, 1 + shift + ARG_SLOT["r"], 2 * k)
     _ptr_to(p, 22, 1 + shift + ARG_SLOT["a"], k)
     if mul:
         _ptr_to(p, 20, 1 + shift + ARG_SLOT["b"], k)

@@ -475,22 +475,17 @@ class LevelCombine:
         its sign byte."""
         p, t = self.p, self.t
         p.phase(f"top bytes: H_hi + (d, f) ({self.k} bytes)")
-        carry = {name: self.carries.take(name) for name in ("cu", "ch", "cm")}
-        d, f = carry["cu"], p.v("f")
-        p.add(d, carry["ch"])
-        p.add(d, self.c_hbar)
+        d, f = self.c_hbar, p.v("f")  # its last use: d builds on it
+        self.carries.add_all([(d, "cu", "add", None), (d, "ch", "add", None)])
         if self.mid:
             x = p.v("e_H")
             p.pop(x)
             p.add(d, x, comment="+ e_H: H's middle value lands at the top bytes too")
         if ext is self.zero and t is None and not self.mid:
-            if self.arm:
-                p.signed("add", d, carry["cm"], comment="d = c + U's carries -/+ M's carry")
-            else:
-                p.sub(d, carry["cm"], comment="d = Hbar_lo's carry + U's carries - borrow (-1..3)")
+            self.add_m_carry(d, "cm")  # d = c + U's carries -/+ M's carry (-1..3)
             p.sbc(f, f, comment="f = sign of d")
         else:
-            self.add_m_carry(d, carry["cm"])
+            self.add_m_carry(d, "cm")
             if t is not None:
                 p.add(d, t, comment="+ M's sign extension")
             if ext is not self.zero:
@@ -498,14 +493,17 @@ class LevelCombine:
             self.sign_byte(f, d, "f = sign of d (d is -2..4)")
         return d, f
 
-    def add_m_carry(self, acc: V, c: V) -> None:
-        """acc -/+= the carry c of a chain adding or subtracting M."""
+    def add_m_carry(self, acc: V, name: str) -> None:
+        """acc -/+= the last carry of chain `name`, which adds or subtracts M (its borrow or
+        carry leaves C as a subtraction's or an addition's would)."""
+        acc, name, op, emit = self.m_carry_term(acc, name)
+        self.carries.add_to(acc, name, emit, op)
+
+    def m_carry_term(self, acc: V, name: str) -> tuple:
+        """add_m_carry's term for ParkedCarries.add_all."""
         if self.arm:
-            self.p.signed("add", acc, c, comment="-/+ M's carry")
-        elif self.t is None:
-            self.p.sub(acc, c, comment="- M's borrow")
-        else:
-            self.p.add(acc, c)
+            return acc, name, "add", self.p.signed
+        return acc, name, "sub" if self.t is None else "add", None
 
     def top(self, d: V, f: V, defer: bool, ptr: int = 28, off: int = 0) -> None:
         """R[3k..4k) = H_hi + (d, f), switching at byte k/2 (and 3k/4) to d_H + the sign byte so
@@ -586,19 +584,16 @@ class LevelCombine:
         sign extension, the values' sign byte), f its sign byte, for the top bytes."""
         p, t = self.p, self.t
         p.phase("the middle value e and the top bytes' (d, f)")
-        names = ["ch", "cu", "cm", "cv", "cn"] + ["cl", "cs"] * bool(self.folds)
-        carry = {name: self.carries.take(name) for name in names}
-        e, d = carry["cu"], carry["cv"]
-        p.add(e, carry["ch"])
-        p.add(d, carry["ch"])
-        self.add_m_carry(e, carry["cm"])
-        self.add_m_carry(d, carry["cn"])
+        c = self.carries
+        e, d = c.take("ch"), p.v("d")  # Hbar_lo's carry joins both
+        p.mov(d, e)
+        folds = [(e, "cl"), (d, "cs")] if self.folds else []
+        c.add_all([(e, "cu", "add", None), (d, "cv", "add", None), self.m_carry_term(e, "cm"),
+                   self.m_carry_term(d, "cn")] + [(acc, name, "add", None) for acc, name in folds])
         if t is not None:
             p.add(d, t, comment="+ M's sign extension")
-        if self.folds:
-            for acc, name in ((e, "cl"), (d, "cs")):
-                p.add(acc, carry[name])
-                p.add(acc, self.signs[name])
+        for acc, name in folds:
+            p.add(acc, self.signs[name])
         f = p.v("f")
         self.sign_byte(f, d, "f = sign of d")
         return d, f, e
