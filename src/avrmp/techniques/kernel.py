@@ -23,7 +23,9 @@ class Kernel:
     # frame is allocated once, by the routine's top level; see karatsuba/large.py).
     caller_frame: int = 0
     # A subroutine that leaves its top bytes (this many, the last quarter of its result) to the
-    # caller: (d, f) in r24:r25, Z pointing at them (karatsuba/sqr_base.py, emit_top_deferred).
+    # caller: (d, f) in r24:r25 (karatsuba/combine.py, emit_top_deferred).
     top_deferred: int = 0
+    # With top_deferred: the register pair that holds the result pointer on return (28: Y, 30: Z).
+    r_pair: int = 0
     # The decisions that built it (routine.generate records them; see tuning.choices).
     choices: list[Decision] = field(default_factory=list)

@@ -49,6 +49,7 @@ def emit_fused_combine(p: VProgram, m: int, product: list[V], t: V | None, zero:
     p.ldd(y_lo, Mem("Y", disp=1 + outer.r_slot), comment="Y = the outer result")
     p.ldd(29, Mem("Y", disp=2 + outer.r_slot))
     p.mov(28, y_lo)
+    assert not (outer.defer and outer.r_off), "a deferring routine leaves Y on its result"
     if outer.r_off:
         p.adiw(28, outer.r_off)
     branched = variant == "branched"
@@ -78,15 +79,12 @@ def emit_fused_combine(p: VProgram, m: int, product: list[V], t: V | None, zero:
 TOP_RETURN = frozenset({24, 25})  # where a deferred top's (d, f) is returned
 
 
-def emit_top_deferred(p: VProgram, d: V, f: V, ptr: int, off: int) -> None:
+def emit_top_deferred(p: VProgram, d: V, f: V) -> None:
     """Leave a leaf's or a level's top bytes to its caller (large.emit_level folds them into its
-    combination): (d, f) to r24:r25 (TOP_RETURN); Z to the top bytes at r[ptr+1]:r[ptr] + off."""
+    combination): (d, f) to r24:r25 (TOP_RETURN).  Where the caller finds the bytes: a leaf's
+    result pointer stays in a register pair (Kernel.r_pair), a level moves Z onto them."""
     p.comment("the top bytes are left unrippled: (d, f) for the caller in r24:r25")
     p.pair_out(d, f, min(TOP_RETURN), comment="(d, f) for the caller")
-    if ptr != 30:
-        p.movw(30, ptr)
-    if off:
-        p.adiw(30, off, comment="Z = the top bytes, not yet rippled")
 
 
 class HbarLoads:
@@ -272,7 +270,8 @@ class Combination:
             p.add(c1, f, comment="d = carries + sign extension")
             p.adc(f, zero, comment="f = sign of d")
         if self.defer:
-            emit_top_deferred(p, c1, f, 28 if self.ptr == "Y" else 30, self.r_off + 3 * k)
+            assert self.ptr == "Y" and not self.r_off, "the caller expects Y on the result"
+            emit_top_deferred(p, c1, f)
             return
         top = [self.hbar.load(3 * k + i, "hb") for i in range(k)]
         emit_ripple(p, top, c1, f)

@@ -114,13 +114,13 @@ def _ripple_child_top(p: Program, nbytes: int) -> None:
 
 
 def _push_deferred(p: Program, k: int, lay: dict[str, int], values: int, mul: bool,
-                   top: bool, origin: int, mid: bool = False) -> int:
+                   top: bool, origin: int, mid: bool = False, z_in_m: int = 0) -> int:
     """After M's call (its deferred values d in r24, d_2 in r22, e in r26): each value with the
     others that land on the same bytes of U, in reverse of the order the combination pops them
     (passes.level_combine): H's for the top bytes (d_2 only at the top level, see emit_level;
     e_H first), s = d_L -/+ d_M + d_H for U_hi[k/2] and s_2 (+ d_H2 at the top level) for
-    U_hi[3k/4] (s_e = e_L -/+ e_M + e_H for U_hi[0] first), L's for U_lo (e_L first).  M's call
-    left Z on its top bytes, 3k/2 bytes into M (the internal convention); Z goes (by way of t's
+    U_hi[3k/4] (s_e = e_L -/+ e_M + e_H for U_hi[0] first), L's for U_lo (e_L first).  Z is
+    z_in_m bytes into M (where M's call left a pointer to its result); Z goes (by way of t's
     slot, multiplication) straight to where the frame reader must be once the values are
     pushed, and reads L's and H's slots from there if it reaches them.  Returns the bytes
     pushed."""
@@ -133,7 +133,7 @@ def _push_deferred(p: Program, k: int, lay: dict[str, int], values: int, mul: bo
     used |= {16, 17, 26} if mid else set()
     order = [reg for reg in (21, 20, 17, 22, 24, 26, 19, 18, 16) if reg in used]
     reader = origin - reader_shift(origin + len(order)) - 1  # see frame_reader, after the pushes
-    z_at = lay["m"] + 3 * k // 2
+    z_at = lay["m"] + z_in_m
     if mul:
         add_const(p, 30, lay["t"] - z_at)
         p.ldd(23, Mem("Z", disp=0), comment="t")
@@ -197,7 +197,8 @@ def _run(p: Program, vp: VProgram, pool: list[int] = POOL) -> None:
 
 def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
                alloc: int = 0, values: int = 0, branched: bool = False, mid: bool = False,
-               interleave: bool = False, done: str | None = None) -> None:
+               interleave: bool = False, done: str | None = None,
+               child_ptr: tuple[int, int] = (30, 0)) -> None:
     """The memory level for n bytes as a subroutine body (label already placed), or run inline
     with a jump to `done` at its end instead of a return.  Its frame lies `origin` bytes above
     SP+1; alloc: this is the top level, which reserves that many bytes (the frames of the whole
@@ -208,7 +209,9 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     into its combination, except for H's second below the top level: that would be a third
     value to pass on, so it is rippled after H's call (k/4 bytes).  mid: the children are
     interleaved levels (they leave a middle value too); interleave: this one is (see
-    passes.level_combine)."""
+    passes.level_combine).  child_ptr: where a child that leaves values leaves a pointer, a
+    pair and how far into its result (a leaf: its result pointer, Kernel.r_pair; a level: Z
+    on its top bytes, 3k/2 in)."""
     k = n // 2
     lay = {name: origin + off for name, off in _layout(n, op, values, mid).items()}
     mul = op == "mul"
@@ -225,13 +228,15 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
                   [("r", 24), ("a", 22)] + ([("b", 20)] if mul else []))
     p.comment(f"=== L = A_l {'* B_l' if mul else '^2'} ({8 * k} bits) ===")
     _call(p, child, far)
-    if values:  # L left Z on its top bytes, R + 3k/2: H's product starts k/2 further
-        p.movw(18, 30, comment="R + 3k/2, for H's result pointer")
+    pair, off = child_ptr
+    if values and pair == 30:  # the frame reader takes Z: L's pointer moves out of its way
+        p.movw(18, 30, comment=f"R + {off}, for H's result pointer")
+        pair = 18
     shift = _after_child(p, values, lay.get("l_top"), "L", origin, mid=mid)
     p.comment(f"=== H = A_h {'* B_h' if mul else '^2'} ===")
     if values:
-        p.movw(24, 18)
-        add_const(p, 24, k // 2)
+        p.movw(24, pair)
+        add_const(p, 24, 2 * k - off)
     else:
         _ptr_to(p, 24, 1 + shift + ARG_SLOT["r"], 2 * k)
     _ptr_to(p, 22, 1 + shift + ARG_SLOT["a"], k)
@@ -240,8 +245,9 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     _call(p, child, far)
     z_after_h = None  # where Z is left on the frame (SP+1+offset), if it is
     if values:
-        shift = _after_child(p, values, lay["h_top"], "H", origin,
-                             k // 4 if values == 2 and not alloc else 0, mid)
+        second_at = k // 4 if values == 2 and not alloc else 0
+        assert not second_at or child_ptr == (30, 3 * k // 2), "the ripple starts at Z"
+        shift = _after_child(p, values, lay["h_top"], "H", origin, second_at, mid)
         z_after_h = origin - shift - 1
     z_at = _emit_differences(p, k, mul, origin, lay, z_after_h)
     p.comment(f"=== M = |A_l - A_h|{' * |B_l - B_h|' if mul else '^2'} into the frame ===")
@@ -251,7 +257,9 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
         _frame_ptr(p, 20, lay["db"], z_at)
     _call(p, child, far)
     if values:
-        pushed = _push_deferred(p, k, lay, values, mul, bool(alloc), origin, mid)
+        if child_ptr[0] != 30:
+            p.movw(30, child_ptr[0], comment="Z on M")
+        pushed = _push_deferred(p, k, lay, values, mul, bool(alloc), origin, mid, child_ptr[1])
         origin += pushed  # SP has moved down: the frame is further above it
         lay = {name: off + pushed for name, off in lay.items()}
         shift = reader_shift(origin)  # Z is where frame_reader would have put it
@@ -371,9 +379,11 @@ def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool,
         m = n >> i
         if i:
             p.label(label[m])
+        # a leaf leaves its result pointer, a level Z on its top bytes (3/4 into its result)
+        child_ptr = (kern.r_pair, 0) if i == levels - 1 else (30, 3 * (m // 2) // 2)
         emit_level(p, m, op, label[m // 2], far, origins[i], alloc=below if i == 0 else 0,
                    values=values[i], branched=branched, mid=mid[i], interleave=inter[i],
-                   done=None if i else "kl_done")
+                   done=None if i else "kl_done", child_ptr=child_ptr)
     p.label(label[leaf])
     p.comment(f"=== leaf: {8 * leaf}-bit fixed-size Karatsuba {op} ===")
     move_arguments(p, kern.args)

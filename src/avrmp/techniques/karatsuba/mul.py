@@ -445,7 +445,7 @@ def _build_framed(n: int, levels: int, variant: str, choices: Choices,
     note = f"{levels} levels of Karatsuba, base {n >> (levels - 1)} bytes, frame {size} bytes"
     if origin is not None:
         return Kernel(p, {}, [note + " (reserved by the caller)"], caller_frame=size,
-                      top_deferred=n // 2 if defer_top else 0)
+                      top_deferred=n // 2 if defer_top else 0, r_pair=28)
     close_frame(p, size)
     return Kernel(p, {arg: lo_of(ptr) for ptr, arg in preset}, [note])
 

@@ -511,7 +511,11 @@ class LevelCombine:
         bytes at r[ptr+1]:r[ptr] + off)."""
         p, k = self.p, self.k
         if defer:
-            emit_top_deferred(p, d, f, ptr, off)
+            emit_top_deferred(p, d, f)
+            if ptr != 30:
+                p.movw(30, ptr)
+            if off:
+                p.adiw(30, off, comment="Z = the top bytes, not yet rippled")
             if self.folds:
                 d_h, f_h = p.v("dH"), p.v("fH")
                 p.pop(d_h)

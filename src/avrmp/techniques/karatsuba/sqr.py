@@ -302,7 +302,7 @@ def _frameless(n: int, plain: bool, choices: Choices, defer_top: bool = False) -
     ptrs = {"frameless": True, "Y": Loc("a"), "Z": Loc("r")}
     emit_sqr_node(p, n, 2, plain, Loc("a"), Loc("r"), Frame(), ptrs, choices, defer_top)
     return Kernel(p, {"a": 28, "r": 30}, [_note(n, 2, plain) + ", no stack frame"],
-                  top_deferred=n // 2 if defer_top else 0)
+                  top_deferred=n // 2 if defer_top else 0, r_pair=30)
 
 
 def _framed(n: int, levels: int, plain: bool, choices: Choices, origin: int | None = None,
@@ -323,7 +323,7 @@ def _framed(n: int, levels: int, plain: bool, choices: Choices, origin: int | No
     note = _note(n, levels, plain) + f", frame {size} bytes"
     if origin is not None:
         return Kernel(p, {}, [note + " (reserved by the caller)"], caller_frame=size,
-                      top_deferred=n // 2 if defer_top else 0)
+                      top_deferred=n // 2 if defer_top else 0, r_pair=30)
     close_frame(p, size)
     return Kernel(p, {"r": 30}, [note])
 

@@ -171,7 +171,7 @@ class SqrCombine:
     ROL saves), the subtraction's in bit 7 (LSL restores, ROR saves).
 
     defer: the routine is a subroutine of a large squaring, whose caller finishes the top bytes
-    (emit_top_deferred): they are left as Hbar_hi, (d, f) returned in r24:r25 and Z at R+3k."""
+    (emit_top_deferred): they are left as Hbar_hi, (d, f) returned in r24:r25, Z on R."""
 
     def __init__(self, p: VProgram, k: int, zero: V, w: int = 4, defer: bool = False) -> None:
         self.p, self.k, self.zero, self.w, self.defer = p, k, zero, w, defer
@@ -219,7 +219,7 @@ class SqrCombine:
         p.add(d, f, comment="(d, f) = carry - borrow")
         p.adc(f, self.zero)
         if self.defer:
-            emit_top_deferred(p, d, f, 30, 3 * k)
+            emit_top_deferred(p, d, f)  # Z stays on R
             return
         top = [self.hbar.load(3 * k + i, "hb") for i in range(k)]
         emit_ripple(p, top, d, f)
