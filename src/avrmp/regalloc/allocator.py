@@ -251,7 +251,7 @@ class Allocator:
         elif it.mnemonic == "clr_pair":
             self.clr_pair(it, pos, pinned)
         elif it.mnemonic == "pair_out":
-            self.pair_out(it)
+            self.pair_out(it, pos)
         else:
             for v in writes:
                 self.place(v, pos, pinned, reload=False)
@@ -496,11 +496,16 @@ class Allocator:
         for v in (d0, d1):
             self.out.clr(self.place(v, pos, pinned, reload=False))
 
-    def pair_out(self, it: VInstr) -> None:
+    def pair_out(self, it: VInstr, pos: int) -> None:
         """The fixed pair at lo = d1:d0 (VProgram.pair_out): nothing if they are there, one MOVW
         from an aligned pair, else a MOV for each one not in place, in an order that reads each
-        source before it is overwritten (through r1:r0 when the two are swapped)."""
+        source before it is overwritten (through r1:r0 when the two are swapped).  No other
+        value may still be needed from the pair."""
         d0, d1, lo = it.operands
+        for reg in (lo, lo + 1):
+            v = self.st.holder.get(reg)
+            if v is not None and v.id not in (d0.id, d1.id) and self.plan.last_use(v.id) > pos:
+                raise AllocationError(f"pair_out to r{lo}: r{reg} still holds {v}, needed later")
         r0, r1 = self.st.reg_of[d0.id], self.st.reg_of[d1.id]
         out = self.out
         if (r0, r1) == (lo, lo + 1):

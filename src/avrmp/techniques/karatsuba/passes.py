@@ -183,8 +183,9 @@ class LevelCombine:
         p = self.p
         if interleave:
             d, f, e = self.in_arm(self.both_halves)
-            self.top(d, f, defer=True, ptr=30, off=self.k)
+            # e first: the pairs handed over below may lie where the allocator put it
             p.mov(MID_RETURN, e, comment="e, U_hi's carry-in, for the caller")
+            self.top(d, f, defer=True, ptr=30, off=self.k)
             return p
         y = 2 * self.k if self.stream else self.k  # where the low half's first chunk needs it
         p.movw(28, 24)
