@@ -234,14 +234,7 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
         pair = 18
     shift = _after_child(p, values, lay.get("l_top"), "L", origin, mid=mid)
     p.comment(f"=== H = A_h {'* B_h' if mul else '^2'} ===")
-    if values:
-        p.movw(24, pair)
-        add_const(p, 24, 2 * k - off)
-    else:
-        _ptr_to(p, 24, 1 + shift + ARG_SLOT["r"], 2 * k)
-    _ptr_to(p, 22, 1 + shift + ARG_SLOT["a"], k)
-    if mul:
-        _ptr_to(p, 20, 1 + shift + ARG_SLOT["b"], k)
+    _h_args(p, k, shift, mul, (pair, off) if values else None)
     _call(p, child, far)
     z_after_h = None  # where Z is left on the frame (SP+1+offset), if it is
     if values:
@@ -280,6 +273,19 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
         p.ret()
     else:
         (p.jmp if far else p.rjmp)(done)
+
+
+def _h_args(p: Program, k: int, shift: int, mul: bool, from_l: tuple[int, int] | None) -> None:
+    """H's arguments: r + 2k (from the pair L left a pointer in, that many bytes into R, if
+    from_l; else from the frame), a + k and b + k from the frame (Z at SP, see frame_reader)."""
+    if from_l is not None:
+        p.movw(24, from_l[0])
+        add_const(p, 24, 2 * k - from_l[1])
+    else:
+        _ptr_to(p, 24, 1 + shift + ARG_SLOT["r"], 2 * k)
+    _ptr_to(p, 22, 1 + shift + ARG_SLOT["a"], k)
+    if mul:
+        _ptr_to(p, 20, 1 + shift + ARG_SLOT["b"], k)
 
 
 def _emit_differences(p: Program, k: int, mul: bool, origin: int, lay: dict[str, int],
