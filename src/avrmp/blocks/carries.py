@@ -88,7 +88,7 @@ class ParkedCarries:
         (emit or self.p.emit)("adc", reg, self.zero, comment=f"+ {self.in_c}, still in C")
         self.in_c = None
 
-    def add_to(self, acc, name: str, emit=None, op: str = "add") -> None:
+    def add_to(self, acc, name: str, op: str = "add", emit=None) -> None:
         """acc += (op "sub": -=) chain `name`'s last carry: from bit 0 by one ADD (SUB) of its
         register while C holds no carry, else by one ADC (SBC) of zero once C holds it (one
         rotation brings it there and parks C's): a carry in C or bit 7 costs one instruction
@@ -105,9 +105,10 @@ class ParkedCarries:
         self.in_c = None
 
     def add_all(self, terms) -> None:
-        """add_to for each (acc, name, op, emit), cheapest first: the carry C holds, then one
-        in bit 0 while C holds none (one ADD), then one in bit 7 (one rotation that parks C's
-        carry in bit 0, where it is added by one ADD later) before one in bit 0."""
+        """add_to for each term (its arguments: acc, name[, op[, emit]]), cheapest first: the
+        carry C holds, then one in bit 0 while C holds none (one ADD), then one in bit 7 (one
+        rotation that parks C's carry in bit 0, where one ADD takes it later) before one in
+        bit 0."""
         def cost(term) -> int:
             name = term[1]
             if name == self.in_c:
@@ -117,9 +118,9 @@ class ParkedCarries:
 
         terms = list(terms)
         while terms:
-            acc, name, op, emit = min(terms, key=cost)
-            terms.remove((acc, name, op, emit))
-            self.add_to(acc, name, emit, op)
+            term = min(terms, key=cost)
+            terms.remove(term)
+            self.add_to(*term)
 
     def take(self, name: str):
         """A register holding chain `name`'s last carry in bit 0, the rest zero (C may change

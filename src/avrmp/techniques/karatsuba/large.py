@@ -8,8 +8,9 @@ levels, not with 3^levels.  Calls do not depend on data: the code stays constant
 cycles and PC/address traces for every input).
 
 Internal convention: a subroutine takes r in r25:r24, a in r23:r22, b in r21:r20 (as avr-gcc passes
-them) and may clobber every register; a level below the top (and a squaring leaf with a memory
-level) returns with its top bytes unrippled, Z on them, the value they are short by in r24:r25
+them) and may clobber every register; a level below the top (and a leaf that defers its top,
+Kernel.top_deferred) returns with its top bytes unrippled (a level with Z on them, a leaf with
+its result pointer where it was, Kernel.r_pair), the value they are short by in r24:r25
 (d and its sign byte) and, if its own children left values, H's first in r22:r23 (it lands k/2
 bytes further up); the lowest level below the top combines in one interleaved pass and also
 leaves its middle value e, by which byte 2k of its product is short, in r26.  The top level

@@ -477,16 +477,15 @@ class LevelCombine:
         p, t = self.p, self.t
         p.phase(f"top bytes: H_hi + (d, f) ({self.k} bytes)")
         d, f = self.c_hbar, p.v("f")  # its last use: d builds on it
-        self.carries.add_all([(d, "cu", "add", None), (d, "ch", "add", None)])
+        self.carries.add_all([(d, "cu"), (d, "ch")])
         if self.mid:
             x = p.v("e_H")
             p.pop(x)
             p.add(d, x, comment="+ e_H: H's middle value lands at the top bytes too")
+        self.carries.add_to(*self.m_carry_term(d, "cm"))  # d = c + U's carries -/+ M's carry
         if ext is self.zero and t is None and not self.mid:
-            self.add_m_carry(d, "cm")  # d = c + U's carries -/+ M's carry (-1..3)
-            p.sbc(f, f, comment="f = sign of d")
+            p.sbc(f, f, comment="f = sign of d (-1..3): the last addition's borrow")
         else:
-            self.add_m_carry(d, "cm")
             if t is not None:
                 p.add(d, t, comment="+ M's sign extension")
             if ext is not self.zero:
@@ -494,17 +493,13 @@ class LevelCombine:
             self.sign_byte(f, d, "f = sign of d (d is -2..4)")
         return d, f
 
-    def add_m_carry(self, acc: V, name: str) -> None:
-        """acc -/+= the last carry of chain `name`, which adds or subtracts M (its borrow or
-        carry leaves C as a subtraction's or an addition's would)."""
-        acc, name, op, emit = self.m_carry_term(acc, name)
-        self.carries.add_to(acc, name, emit, op)
-
     def m_carry_term(self, acc: V, name: str) -> tuple:
-        """add_m_carry's term for ParkedCarries.add_all."""
+        """ParkedCarries.add_to's arguments for acc -/+= the last carry of chain `name`, which
+        adds or subtracts M (its borrow or carry leaves C as a subtraction's or an addition's
+        would): in a signed arm's copies, or a subtraction for squaring."""
         if self.arm:
             return acc, name, "add", self.p.signed
-        return acc, name, "sub" if self.t is None else "add", None
+        return acc, name, "sub" if self.t is None else "add"
 
     def top(self, d: V, f: V, defer: bool, ptr: int = 28, off: int = 0) -> None:
         """R[3k..4k) = H_hi + (d, f), switching at byte k/2 (and 3k/4) to d_H + the sign byte so
@@ -593,8 +588,8 @@ class LevelCombine:
         e, d = c.take("ch"), p.v("d")  # Hbar_lo's carry joins both
         p.mov(d, e)
         folds = [(e, "cl"), (d, "cs")] if self.folds else []
-        c.add_all([(e, "cu", "add", None), (d, "cv", "add", None), self.m_carry_term(e, "cm"),
-                   self.m_carry_term(d, "cn")] + [(acc, name, "add", None) for acc, name in folds])
+        c.add_all([(e, "cu"), (d, "cv"), self.m_carry_term(e, "cm"), self.m_carry_term(d, "cn"),
+                   *folds])
         if t is not None:
             p.add(d, t, comment="+ M's sign extension")
         for acc, name in folds:
