@@ -16,6 +16,7 @@ from avrmp.bench.catalog import TUNED_EXTRAS, catalog
 from avrmp.cli import main
 from avrmp.routine.files import write_routine
 from avrmp.routine.generate import generate, table_key
+from avrmp.routine.tune import untuned
 from avrmp.spec import Spec
 from avrmp.tuning import table
 from avrmp.tuning.choices import Choices, Decision, StaleChoices, parse, render
@@ -127,6 +128,17 @@ def test_stale_record_is_refused(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert status == 2 and err.startswith("avrmp: error: ") and len(err.splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_missing_takes_stale_records_too(tmp_path) -> None:
+    """`avrmp tune --missing` re-searches the entries a change to a technique left stale, not
+    only the absent ones."""
+    path = tmp_path / "tuned.json"
+    current, stale, absent = (Spec("mul", 64, "karatsuba"), Spec("mul", 96, "karatsuba"),
+                              Spec("mul", 128, "karatsuba"))
+    table.save({table_key(current): table.lookup(table_key(current)),
+                table_key(stale): [Decision("levels", 2, [Decision("no such choice", 1)])]}, path)
+    assert untuned([current, stale, absent], path) == [stale, absent]
 
 
 def test_rebuild_refuses_a_file_without_choices(tmp_path, capsys) -> None:

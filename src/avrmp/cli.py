@@ -38,7 +38,7 @@ from .library.uecc import DROP_IN_FILE, ENTRY, UECC_FLAGS, UECC_SIZES, make_drop
 from .routine.files import DIALECTS, require_writable, write_atomic, write_routine
 from .routine.generate import generate, table_key
 from .routine.rebuild import rebuild
-from .routine.tune import tune
+from .routine.tune import tune, untuned
 from .spec import AVR_VARIANTS, OPS, TARGETS, VARIANTS, Spec
 from .target.avr.parts import DEFAULT_MCU, simulated_mcu
 from .techniques.arm7tdmi.registry import ARM_ALGORITHMS, ARM_DEFAULT, WORD_BITS
@@ -104,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "package's tuned.json)")
     t.add_argument("--jobs", type=int, default=1, help="searches run in parallel")
     t.add_argument("--missing", action="store_true",
-                   help="only the routines the table does not hold yet")
+                   help="only the routines the table lacks or holds in a form this "
+                   "generator no longer replays (after a change to a technique)")
     _add_best_parser(sub)
     _add_uecc_parser(sub)
     _add_bundle_parser(sub)
@@ -361,7 +362,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     args.name = ""
     specs = catalog() + TUNED_EXTRAS if args.catalog else [_spec_from(args)]
     if args.missing:
-        specs = [s for s in specs if table.lookup(table_key(s), args.table) is None]
+        specs = untuned(specs, args.table)
     require_writable(args.table)
     found = tune(specs, args.table, args.jobs, progress=sys.stderr.isatty())
     print(f"{len(found)} routine(s) tuned into {args.table}")

@@ -10,7 +10,7 @@ from tqdm import tqdm
 
 from ..spec import Spec
 from ..tuning import table
-from ..tuning.choices import Decision, parse
+from ..tuning.choices import Decision, StaleChoices
 from .generate import generate, search, table_key
 
 
@@ -33,16 +33,20 @@ def tune(specs: Sequence[Spec], path: Path = table.TABLE, jobs: int = 1,
     return found
 
 
-def refresh(specs: Sequence[Spec], path: Path = table.TABLE, progress: bool = True) -> None:
-    """Replay each spec's entry in the table and save the decisions the replay makes: an entry
-    recorded before the generator added a decision (Choices.decide_late) gains it without a new
-    search; the others are saved as they were."""
-    for spec in tqdm(specs, desc="refresh", unit="routine", disable=not progress, leave=False):
-        key = table_key(spec)
-        record = table.lookup(key, path)
-        if record is not None:
-            made = parse(generate(spec, record=record).asm.splitlines())
-            table.save({key: made}, path)
+def untuned(specs: Sequence[Spec], path: Path = table.TABLE) -> list[Spec]:
+    """The specs whose table entry is missing or stale (recorded by an older generator: its
+    replay is refused), so that `avrmp tune --missing` searches only those."""
+    def current(spec: Spec) -> bool:
+        record = table.lookup(table_key(spec), path)
+        if record is None:
+            return False
+        try:
+            generate(spec, record=record)
+        except StaleChoices:
+            return False
+        return True
+
+    return [s for s in specs if not current(s)]
 
 
 def _results(specs: list[Spec], jobs: int):
