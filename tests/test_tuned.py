@@ -32,8 +32,9 @@ def test_every_catalog_routine_and_extra_is_in_the_table() -> None:
 
 def test_table_rebuilds_the_committed_benchmark() -> None:
     """Each catalog routine, rebuilt from the table alone (a stale record fails here rather
-    than being searched again), costs what the committed benchmark measured (the cost model is exact for straight-line code and, on the path without branches
-    taken, for NOP-balanced code)."""
+    than being searched again), costs what the committed benchmark measured (the cost model is
+    exact for straight-line code and, on the path without branches taken, for NOP-balanced
+    code)."""
     rows = {(r["op"], r["bits"], r["algo"], r["variant"], "looped=True" in r["params"]): r
             for r in json.loads(RESULTS.read_text())}
     checked = 0
