@@ -185,7 +185,7 @@ class LevelCombine:
             d, f, e = self.in_arm(self.both_halves)
             # e first: the pairs handed over below may lie where the allocator put it
             p.mov(MID_RETURN, e, comment="e, U_hi's carry-in, for the caller")
-            self.top(d, f, defer=True, ptr=30, off=self.k)
+            self.top(d, f, defer=True)
             return p
         y = 2 * self.k if self.stream else self.k  # where the low half's first chunk needs it
         p.movw(28, 24)
@@ -501,17 +501,19 @@ class LevelCombine:
             return acc, name, "add", self.p.signed
         return acc, name, "sub" if self.t is None else "add"
 
-    def top(self, d: V, f: V, defer: bool, ptr: int = 28, off: int = 0) -> None:
+    def top(self, d: V, f: V, defer: bool) -> None:
         """R[3k..4k) = H_hi + (d, f), switching at byte k/2 (and 3k/4) to d_H + the sign byte so
-        far (popped: H's deferred values), or (d, f) and H's d left to the caller (the top
-        bytes at r[ptr+1]:r[ptr] + off)."""
+        far (popped: H's deferred values), or (d, f) and H's d left to the caller, Z on the top
+        bytes (from Y if it is there)."""
         p, k = self.p, self.k
         if defer:
             emit_top_deferred(p, d, f)
-            if ptr != 30:
-                p.movw(30, ptr)
-            if off:
-                p.adiw(30, off, comment="Z = the top bytes, not yet rippled")
+            p.comment("Z onto the top bytes, not yet rippled")
+            if self.pos["Y"] == 3 * k:
+                p.movw(30, 28)
+                self.pos["Z"] = 3 * k
+            else:
+                self.move("Z", 3 * k)
             if self.folds:
                 d_h, f_h = p.v("dH"), p.v("fH")
                 p.pop(d_h)
