@@ -365,3 +365,20 @@ def test_the_mcu_core_reaches_the_cost_model(tmp_path, capsys) -> None:
                    "--op", "mul", "--mcu", "atxmega128a1"])
     err = capsys.readouterr().err
     assert status == 2 and "simavr cannot simulate atxmega128a1" in err
+
+
+def test_relax_calls_shortens_only_what_rcall_reaches() -> None:
+    """CALL/JMP within 2K words of their label become RCALL/RJMP; one beyond stays; a call to a
+    label outside the program (unknown distance) stays."""
+    p = Program()
+    p.call("near")
+    p.call("far")
+    p.call("elsewhere")
+    p.jmp("near")
+    p.label("near")
+    for _ in range(2050):
+        p.nop()
+    p.label("far")
+    p.relax_calls()
+    assert [i.mnemonic for i in p.instructions[:4]] == ["rcall", "call", "call", "rjmp"]
+    assert p.size == 2 * (1 + 2 + 2 + 1 + 2050)

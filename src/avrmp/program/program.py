@@ -101,6 +101,25 @@ class Program(Emitter):
         for item in other.items:
             self.append(item)
 
+    def relax_calls(self) -> None:
+        """CALL and JMP to a label of this program that RCALL and RJMP reach (2K words either
+        way) become RCALL and RJMP, a word and a cycle fewer each.  Reach is measured before
+        any is shortened: shortening only brings labels closer, so every one stays in reach."""
+        at, words = {}, 0  # label -> word offset; the word offset after each item
+        ends = []
+        for item in self.items:
+            if isinstance(item, Label):
+                at[item.name] = words
+            elif isinstance(item, Instr):
+                words += item.words
+            ends.append(words)
+        near = {"call": "rcall", "jmp": "rjmp"}
+        for i, item in enumerate(self.items):
+            if isinstance(item, Instr) and item.mnemonic in near and item.operands[0] in at \
+                    and -2048 <= at[item.operands[0]] - ends[i] <= 2047:
+                self.items[i] = Instr.make(near[item.mnemonic], *item.operands,
+                                           comment=item.comment)
+
     # --- facts ---
     @property
     def instructions(self) -> list[Instr]:

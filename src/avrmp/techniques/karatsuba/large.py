@@ -348,8 +348,9 @@ def level_options(n: int, op: str = "mul") -> list[int]:
 def build(n: int, op: str, levels: int, variant: str, ret_bytes: int,
           choices: Choices) -> Kernel:
     """n-byte operands by `levels` memory levels over the fixed-size leaf; CALL/JMP (far) when
-    the code is too large for RCALL/RJMP to reach.  ret_bytes: a return address's size on the
-    stack (the frames lie that much further above each callee's SP)."""
+    the code is too large for RCALL/RJMP to reach, except where they do (Program.relax_calls).
+    ret_bytes: a return address's size on the stack (the frames lie that much further above
+    each callee's SP)."""
     leaf = n >> levels
     # One frame for the whole call chain, reserved by the top level: from SP+1 up, the leaf's,
     # then each level's from the deepest up.  A routine i calls deep sees it i return addresses
@@ -397,6 +398,8 @@ def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool,
     p.extend(kern.body)
     p.ret()
     p.label("kl_done")
+    if far:  # the calls that still reach their callee need no CALL
+        p.relax_calls()
     notes = [
         (f"{levels} Karatsuba memory level{'s' if levels > 1 else ''} as subroutines over a "
          f"{8 * leaf}-bit leaf (each size emitted once, called for L, H and M); "
