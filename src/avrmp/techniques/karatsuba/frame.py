@@ -37,6 +37,7 @@ class Frame:
     def __init__(self, origin: int = 0) -> None:
         self.origin = origin  # bytes above SP+1 where the frame starts (see frame_reader)
         self.top = self.size = origin + SCRATCH_OFF + SCRATCH
+        self.read: set[str] = set()  # the entry pointers code reads back (only those are saved)
 
     def alloc(self, nbytes: int) -> Loc:
         loc = Loc("frame", self.top)
@@ -53,7 +54,8 @@ class Frame:
         return self.origin + SCRATCH_OFF
 
     def arg_slot(self, name: str) -> int:
-        """Where entry pointer `name` is kept, in bytes above SP+1."""
+        """Where entry pointer `name` is kept, in bytes above SP+1 (for code that reads it)."""
+        self.read.add(name)
         return self.origin + ARG_SLOT[name]
 
 
@@ -90,12 +92,15 @@ def load_saved_pointer(p: Emitter, ptr: str, reader: str, disp: int) -> None:
 
 
 def set_pointers(p: Emitter, entry: Entry | None = None, z_at: Loc | None = None,
-                 origin: int = 0, **locs: Loc) -> None:
+                 origin: int = 0, frame: Frame | None = None, **locs: Loc) -> None:
     """Point X/Y/Z at the given locations, reading saved argument pointers through a pointer set
     to SP (Z, or Y when Z already points where it should: z_at is where Z points now), or through
     Z itself where it is on the frame already, below them (no SP read); at the routine's entry
-    (see Entry) a MOVW each suffices, or none for a preset pointer.  origin: the frame starts that many bytes above SP+1 (a frame reserved by
-    a caller, see frame_reader)."""
+    (see Entry) a MOVW each suffices, or none for a preset pointer.  origin: the frame starts
+    that many bytes above SP+1 (a frame reserved by a caller, see frame_reader); frame, if
+    given, supplies it and records the saved pointers read (Frame.read)."""
+    if frame is not None:
+        origin = frame.origin
     if entry is not None and all(loc.base in ARG_REGS for loc in locs.values()):
         for ptr, loc in locs.items():
             if (ptr, loc.base) not in entry.preset:
@@ -141,6 +146,8 @@ def set_pointers(p: Emitter, entry: Entry | None = None, z_at: Loc | None = None
         else:
             load_saved_pointer(p, ptr, reader, 1 + shift + ARG_SLOT[loc.base])
             add_const(p, lo, loc.off)
+            if frame is not None:
+                frame.read.add(loc.base)
         loaded[loc.base] = (lo, loc.off)
     if z_delta is not None:
         add_const(p, 30, z_delta)

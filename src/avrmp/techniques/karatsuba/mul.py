@@ -94,7 +94,7 @@ def emit_mul_node(
         z_home = z_at if stay else addend
         node = NodeAddend(e_off=addend.off - z_home.off, r_off=out.off - z_home.off)
     if levels == 1:
-        set_pointers(p, entry, z_at=z_at, origin=frame.origin, X=b, Y=a, Z=out)
+        set_pointers(p, entry, z_at=z_at, frame=frame, X=b, Y=a, Z=out)
         run_base(p, z_slots((n + 1) // 2, 2 * n), variant, n, Src(), Src(), choices,
                  BaseRole(scratch_off=frame.scratch_off), scratch=SCRATCH)
         return out
@@ -130,7 +130,7 @@ def _emit_l_and_h_nodes(p: Program, n: int, levels: int, a: Loc, b: Loc, out: Lo
                              addend=out + k, z_at=z_at)
     z_at = emit_mul_node(p, k, levels - 1, a + k, b + k, out + 2 * k, frame, variant, choices,
                          z_at=z_at)
-    set_pointers(p, z_at=z_at, origin=frame.origin, Z=out + k)
+    set_pointers(p, z_at=z_at, frame=frame, Z=out + k)
     vp = VProgram()
     emit_mem_add_l1(vp, k)
     run_block(p, vp, [])
@@ -147,12 +147,12 @@ def _emit_m_base(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, var
     spill = z_slots(node.e_off + 1, node.r_off) if node else z_slots(k, 2 * k)
     z_home = out + -node.r_off if node else out
     if prelude:  # the operands lie within reach of Z: X and Y are free for data
-        set_pointers(p, z_at=z_at, origin=frame.origin, Z=z_home)
+        set_pointers(p, z_at=z_at, frame=frame, Z=z_home)
         srcs = (Src(sign=prelude.m_sign, ptr="Z", off=a.off - z_home.off),
                 Src(ptr="Z", off=b.off - z_home.off))
     else:
         y_at, disp = y_reach(a, 2 * k)
-        set_pointers(p, z_at=z_at, origin=frame.origin, X=b, Y=y_at, Z=z_home)
+        set_pointers(p, z_at=z_at, frame=frame, X=b, Y=y_at, Z=z_home)
         srcs = (Src(absdiff=True, off=disp), Src(absdiff=True))
     run_base(p, spill, variant, k, *srcs, choices,
              BaseRole(parent=True, scratch_off=frame.scratch_off, node=node, outer=outer),
@@ -196,7 +196,7 @@ def _emit_m_node(p: Program, n: int, levels: int, a: Loc, b: Loc, out: Loc, fram
     follows them, and a memory pass combines."""
     k = n // 2
     diffs = frame.alloc(1 + 2 * k)
-    set_pointers(p, z_at=z_at, origin=frame.origin, X=b, Y=a, Z=diffs)
+    set_pointers(p, z_at=z_at, frame=frame, X=b, Y=a, Z=diffs)
     vp = VProgram()
     _, _, t, _ = emit_mem_absdiffs(vp, k)
     vp.std(Mem("Z", disp=0), t, comment="t")
@@ -204,7 +204,7 @@ def _emit_m_node(p: Program, n: int, levels: int, a: Loc, b: Loc, out: Loc, fram
     prod = frame.alloc(2 * k)
     z_at = emit_mul_node(p, k, levels - 1, diffs + 1, diffs + 1 + k, prod, frame, variant,
                          choices, z_at=diffs)
-    set_pointers(p, z_at=z_at, origin=frame.origin, Y=diffs, Z=out)
+    set_pointers(p, z_at=z_at, frame=frame, Y=diffs, Z=out)
     vp = VProgram()
     emit_mem_combine(vp, k, m_off=prod.off - diffs.off, variant=variant)
     run_block(p, vp, [])
@@ -237,17 +237,17 @@ def emit_l_and_h(p: Program, k: int, a: Loc, b: Loc, out: Loc, variant: str, cho
         q = Program()
         if frame is not None:
             x_at = prelude.b if prelude else b
-            set_pointers(q, entry, z_at=z_at, origin=frame.origin, X=x_at, Y=y_at, Z=out + -r)
+            set_pointers(q, entry, z_at=z_at, frame=frame, X=x_at, Y=y_at, Z=out + -r)
         _run_joint(q, k, variant, c, frame, scratch, node, prelude, (srcs_l, srcs_h), labels=p)
         return q, out + -r if frame is not None else None
 
     def separate(_, c: Choices) -> tuple[Program, Loc]:
         q = Program()
-        set_pointers(q, entry, z_at=z_at, origin=frame.origin, X=b, Y=a, Z=out)
+        set_pointers(q, entry, z_at=z_at, frame=frame, X=b, Y=a, Z=out)
         run_base(q, z_slots((k + 1) // 2, 2 * k), variant, k, Src(), Src(), c,
                  BaseRole(scratch_off=frame.scratch_off), scratch=SCRATCH, labels=p)
         q.comment(f"=== {16 * k}-bit level: Hbar = A_h * B_h + L_1 ===")
-        set_pointers(q, z_at=out, origin=frame.origin, X=b + k, Y=a + k, Z=out + k)
+        set_pointers(q, z_at=out, frame=frame, X=b + k, Y=a + k, Z=out + k)
         run_base(q, z_slots(k + (k + 1) // 2, 3 * k), variant, k, Src(), Src(), c,
                  BaseRole(out_off=k, addend=0, scratch_off=frame.scratch_off), scratch=SCRATCH,
                  labels=p)
@@ -440,7 +440,9 @@ def _build_framed(n: int, levels: int, variant: str, choices: Choices,
     emit_mul_node(body, n, levels, Loc("a"), Loc("b"), Loc("r"), frame, variant, choices,
                   entry=Entry(preset), defer_top=defer_top)
     size = frame.size - frame.origin
-    open_frame(p, size, origin, [("r", 24), ("a", 22), ("b", 20)], sbiw=False)
+    # only the entry pointers some code reads back are saved (with Z kept on r, r is not)
+    saves = [(name, lo) for name, lo in (("r", 24), ("a", 22), ("b", 20)) if name in frame.read]
+    open_frame(p, size, origin, saves, sbiw=False)
     p.extend(body)
     note = f"{levels} levels of Karatsuba, base {n >> (levels - 1)} bytes, frame {size} bytes"
     if origin is not None:
