@@ -15,6 +15,7 @@ import sys
 import pytest
 
 from avrmp.blocks.pointers import PointerWindow
+from avrmp.blocks.stack import holds_sp, read_sp
 from avrmp.program.gnu_as import instruction_text
 from avrmp.program.program import Program
 from avrmp.routine.files import write_routine
@@ -382,3 +383,26 @@ def test_relax_calls_shortens_only_what_rcall_reaches() -> None:
     p.relax_calls()
     assert [i.mnemonic for i in p.instructions[:4]] == ["rcall", "call", "call", "rjmp"]
     assert p.size == 2 * (1 + 2 + 2 + 1 + 2050)
+
+
+def test_holds_sp_only_while_nothing_can_have_changed_it() -> None:
+    """The pair read from SP still holds it unless it was written, SP moved or a jump from
+    before the read lands after it."""
+
+    def holds_after(change: str = "") -> bool:
+        p = Program()
+        if change == "jump":
+            p.rjmp("later")
+        read_sp(p, 28)
+        p.ldd(2, Mem("Y", disp=5))
+        if change == "push":
+            p.push(2)
+        if change == "write":
+            p.adiw(28, 1)
+        p.label("later")
+        p.add(2, 3)
+        return holds_sp(p, 28)
+
+    assert holds_after()
+    assert not any(holds_after(change) for change in ("push", "write", "jump"))
+    assert not holds_sp(Program(), 28)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from ..program.program import Emitter
-from ..target.avr.isa import SPH, SPL, SREG
+from ..program.items import Label
+from ..program.program import Emitter, Program
+from ..target.avr.isa import SPH, SPL, SREG, Instr
 from .pointers import add_to_pair
+
+MOVES_SP = {"push", "pop", "call", "rcall", "icall", "ret", "reti"}
 
 
 def read_sp(p: Emitter, lo: int, comment: str = "") -> None:
@@ -24,9 +27,33 @@ def write_sp(p: Emitter, lo: int = 28) -> None:
     p.out(SPL, lo, comment="SPL")
 
 
-def move_sp(p: Emitter, lo: int, delta: int, sbiw: bool = True) -> None:
+def holds_sp(p: Program, lo: int) -> bool:
+    """Whether the pair at lo still holds SP at the end of p: its last writes are read_sp's two
+    INs, SP has not moved since (no PUSH, POP, call or SP write), and no jump from before them
+    lands after them."""
+    items = p.items
+    writes = [i for i, it in enumerate(items)
+              if isinstance(it, Instr) and it.writes & {lo, lo + 1}]
+    if len(writes) < 2:
+        return False
+    i, j = writes[-2:]
+    if (items[i].mnemonic, items[i].operands) != ("in", (lo, SPL)) \
+            or (items[j].mnemonic, items[j].operands) != ("in", (lo + 1, SPH)):
+        return False
+    after = items[i:]
+    if any(isinstance(it, Instr) and (it.mnemonic in MOVES_SP or it.mnemonic == "out"
+                                      and it.operands[0] in (SPL, SPH)) for it in after):
+        return False
+    landing = {it.name for it in after if isinstance(it, Label)}
+    return not any(isinstance(it, Instr) and it.operands and it.operands[-1] in landing
+                   for it in items[:i])
+
+
+def move_sp(p: Emitter, lo: int, delta: int, sbiw: bool = True,
+            holding_sp: bool = False) -> None:
     """SP += delta through the pair at lo (which ends holding the new SP): negative to allocate
-    a frame, positive to release it."""
-    read_sp(p, lo)
+    a frame, positive to release it.  holding_sp: the pair holds SP already (holds_sp)."""
+    if not holding_sp:
+        read_sp(p, lo)
     add_to_pair(p, lo, delta, sbiw=sbiw)
     write_sp(p, lo)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...blocks.pointers import add_to_pair
-from ...blocks.stack import move_sp, read_sp
-from ...program.program import Emitter
+from ...blocks.stack import holds_sp, move_sp, read_sp
+from ...program.program import Emitter, Program
 from ...target.avr.abi import ARG_REGS
 from ...target.avr.isa import POINTER_REGS, Mem
 
@@ -185,10 +185,12 @@ def save_pointers(p: Emitter, shift: int, saves: list[tuple[str, int]]) -> None:
         p.std(Mem("Y", disp=2 + shift + ARG_SLOT[name]), lo + 1)
 
 
-def close_frame(p: Emitter, size: int) -> None:
-    """Release the routine's own frame (see open_frame)."""
+def close_frame(p: Program, size: int) -> None:
+    """Release the routine's own frame (see open_frame); Y is read from SP again unless it
+    still holds it (Y pointed at the frame's scratch bytes for the last blocks' spills)."""
+    holding = holds_sp(p, 28)
     p.phase("release the stack frame")
-    move_sp(p, 28, size)
+    move_sp(p, 28, size, holding_sp=holding)
 
 
 def frame_reader(p: Emitter, lo: int, origin: int = 0) -> int:
