@@ -94,7 +94,7 @@ def test_search_gives_the_table_text(spec: Spec) -> None:
 def test_decisions_round_trip_through_the_header() -> None:
     tree = [Decision("levels", 3, [Decision("base", {"w": 4, "rows_upto": [6, 5, 5]}),
                                    Decision("l_and_h", "joint", [Decision("joint", {})])]),
-            Decision("far", False)]
+            Decision("top", False)]
     lines = ["; note: x", "; choices (avrmp rebuild FILE.S makes this routine again from them):",
              *render(tree), "", "\t.text"]
     assert parse(lines) == tree

@@ -78,10 +78,6 @@ def _frame_ptr(p: Program, lo: int, off: int, z_at: int = -1) -> None:
     add_const(p, lo, off - z_at)
 
 
-def _call(p: Program, label: str, far: bool) -> None:
-    (p.call if far else p.rcall)(label)
-
-
 def _after_child(p: Program, values: int, slot: int | None, name: str, origin: int,
                  second_at: int = 0, mid: bool = False) -> int:
     """After the L or H call: Z reads the frame (frame_reader: returns the displacement still
@@ -196,7 +192,7 @@ def _run(p: Program, vp: VProgram, pool: list[int] = POOL) -> None:
     allocate(vp, pool, p)
 
 
-def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
+def emit_level(p: Program, n: int, op: str, child: str, origin: int,
                alloc: int = 0, values: int = 0, branched: bool = False, mid: bool = False,
                interleave: bool = False, done: str | None = None,
                child_ptr: tuple[int, int] = (30, 0)) -> None:
@@ -228,7 +224,7 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     save_pointers(p, frame_shift(p, 28, origin),
                   [("r", 24), ("a", 22)] + ([("b", 20)] if mul else []))
     p.comment(f"=== L = A_l {'* B_l' if mul else '^2'} ({8 * k} bits) ===")
-    _call(p, child, far)
+    p.call(child)
     pair, off = child_ptr
     if values and pair == 30:  # the frame reader takes Z: L's pointer moves out of its way
         p.movw(18, 30, comment=f"R + {off}, for H's result pointer")
@@ -236,7 +232,7 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     shift = _after_child(p, values, lay.get("l_top"), "L", origin, mid=mid)
     p.comment(f"=== H = A_h {'* B_h' if mul else '^2'} ===")
     _h_args(p, k, shift, mul, (pair, off) if values else None)
-    _call(p, child, far)
+    p.call(child)
     z_after_h = None  # where Z is left on the frame (SP+1+offset), if it is
     if values:
         second_at = k // 4 if values == 2 and not alloc else 0
@@ -249,7 +245,7 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     _frame_ptr(p, 22, lay["da"], z_at)
     if mul:
         _frame_ptr(p, 20, lay["db"], z_at)
-    _call(p, child, far)
+    p.call(child)
     if values:
         if child_ptr[0] != 30:
             p.movw(30, child_ptr[0], comment="Z on M")
@@ -273,7 +269,7 @@ def emit_level(p: Program, n: int, op: str, child: str, far: bool, origin: int,
     if done is None:
         p.ret()
     else:
-        (p.jmp if far else p.rjmp)(done)
+        p.jmp(done)
 
 
 def _h_args(p: Program, k: int, shift: int, mul: bool, from_l: tuple[int, int] | None) -> None:
@@ -347,8 +343,8 @@ def level_options(n: int, op: str = "mul") -> list[int]:
 @memo_search
 def build(n: int, op: str, levels: int, variant: str, ret_bytes: int,
           choices: Choices) -> Kernel:
-    """n-byte operands by `levels` memory levels over the fixed-size leaf; CALL/JMP (far) when
-    the code is too large for RCALL/RJMP to reach, except where they do (Program.relax_calls).
+    """n-byte operands by `levels` memory levels over the fixed-size leaf; its calls and jumps
+    are CALL/JMP only where RCALL/RJMP do not reach (Program.relax_calls).
     ret_bytes: a return address's size on the stack (the frames lie that much further above
     each callee's SP)."""
     leaf = n >> levels
@@ -359,14 +355,11 @@ def build(n: int, op: str, levels: int, variant: str, ret_bytes: int,
         "leaf", [8 * leaf],
         lambda _, c: leaf_kernel(op, leaf, variant, ret_bytes * levels, choices=c),
         cost=lambda _: 0)
-    far = choices.decide(
-        "far", lambda: _emit_levels(n, op, levels, kern, True, ret_bytes,
-                                    variant == "branched").body.size > 3800)
-    return _emit_levels(n, op, levels, kern, far, ret_bytes, variant == "branched")
+    return _emit_levels(n, op, levels, kern, ret_bytes, variant == "branched")
 
 
-def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool,
-                 ret_bytes: int, branched: bool) -> Kernel:
+def _emit_levels(n: int, op: str, levels: int, kern: Kernel, ret_bytes: int,
+                 branched: bool) -> Kernel:
     """The routine: the top level inline (its frame lies above no return address of its
     own, so nothing moves), then each lower level's subroutine and the leaf's."""
     leaf = n >> levels
@@ -389,7 +382,7 @@ def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool,
             p.label(label[m])
         # a leaf leaves its result pointer, a level Z on its top bytes (3/4 into its result)
         child_ptr = (kern.r_pair, 0) if i == levels - 1 else (30, 3 * (m // 2) // 2)
-        emit_level(p, m, op, label[m // 2], far, origins[i], alloc=below if i == 0 else 0,
+        emit_level(p, m, op, label[m // 2], origins[i], alloc=below if i == 0 else 0,
                    values=values[i], branched=branched, mid=mid[i], interleave=inter[i],
                    done=None if i else "kl_done", child_ptr=child_ptr)
     p.label(label[leaf])
@@ -398,8 +391,7 @@ def _emit_levels(n: int, op: str, levels: int, kern: Kernel, far: bool,
     p.extend(kern.body)
     p.ret()
     p.label("kl_done")
-    if far:  # the calls that still reach their callee need no CALL
-        p.relax_calls()
+    p.relax_calls()  # CALL/JMP only where RCALL/RJMP do not reach
     notes = [
         (f"{levels} Karatsuba memory level{'s' if levels > 1 else ''} as subroutines over a "
          f"{8 * leaf}-bit leaf (each size emitted once, called for L, H and M); "
