@@ -37,7 +37,9 @@ def lookup(key: str, path: Path = TABLE) -> list[Decision] | None:
 
 
 def save(entries: dict[str, list[Decision]], path: Path = TABLE) -> None:
-    """Add or replace entries (written atomically, keys sorted, one entry a line)."""
+    """Add or replace entries (written atomically, keys sorted, one entry a line).  The table is
+    read again first, so entries another `avrmp tune` wrote meanwhile are kept."""
+    _load.cache_clear()
     table = dict(_load(path))
     table.update({k: [d.to_json() for d in v] for k, v in entries.items()})
     lines = [f"  {json.dumps(k)}: {json.dumps(table[k], separators=(',', ':'))}"

@@ -97,7 +97,9 @@ def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, 
     allocated, the RECOLOURED cheapest recoloured (the recolouring moves a few cycles, and
     sometimes the ranking)."""
     frameless = ptrs is not None and ptrs.get("frameless")
-    if frameless:  # Y released into the pool only by the last base: no pointer can be reloaded
+    if kw.get("joint"):  # Y stays on A until A_h's last byte is loaded, at the block's end
+        y_roles = [(0, True)]
+    elif frameless:  # Y released into the pool only by the last base: no pointer can be reloaded
         y_roles = [(0, True)] + ([] if follow else [(0, False)])
     else:
         y_roles = [(s, False) for s in sorted({scratch, 0})] + [(0, True)]
@@ -185,6 +187,26 @@ def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc
         _point(p, ptrs, Y=a, Z=out)
         _run(p, z_slots((n + 1) // 2, 2 * n), choices, ptrs, True, m=n, plain=plain, **spill)
         return
+    if levels == 2 and plain:  # one block: L_1 passes from L's square to Hbar's in registers
+        p.comment(f"=== {8 * n}-bit squaring level (2 levels): L = A_l^2, Hbar = A_h^2 + L_1 ===")
+        _point(p, ptrs, Y=a, Z=out)
+        _run(p, z_slots((k + 1) // 2, 4 * k), choices, ptrs, True, m=k, joint=True, plain=True,
+             **spill)
+    else:
+        _emit_l_and_hbar(p, n, levels, plain, a, out, frame, ptrs, choices, spill)
+    p.comment(f"=== {8 * n}-bit level: M = |A_l - A_h|^2, combine ===")
+    if levels == 2:
+        _point(p, ptrs, Y=a, Z=out)
+        _run(p, z_slots(k, 2 * k), choices, ptrs, m=k, absdiff=True, parent=True, plain=plain,
+             defer_top=defer_top, **spill)
+        return
+    _emit_m_and_combine(p, k, levels, plain, a, out, frame, ptrs, choices, defer_top)
+
+
+def _emit_l_and_hbar(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc,
+                     frame: Frame, ptrs: dict, choices: Choices, spill: dict) -> None:
+    """A level's L and Hbar = H + L_1 as two children (L_1 through memory)."""
+    k = n // 2
     p.comment(f"=== {8 * n}-bit squaring level ({levels} levels): L = A_l^2 ===")
     emit_sqr_node(p, k, levels - 1, plain, a, out, frame, ptrs, choices)
     p.comment(f"=== {8 * n}-bit level: Hbar = A_h^2 + L_1 ===")
@@ -199,12 +221,11 @@ def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc
         emit_mem_add_l1(vp, k)
         allocate(vp, BASE_POOL, p)
         _forget(ptrs)  # the pass may move its pointers
-    p.comment(f"=== {8 * n}-bit level: M = |A_l - A_h|^2, combine ===")
-    if levels == 2:
-        _point(p, ptrs, Y=a, Z=out)
-        _run(p, z_slots(k, 2 * k), choices, ptrs, m=k, absdiff=True, parent=True, plain=plain,
-             defer_top=defer_top, **spill)
-        return
+
+
+def _emit_m_and_combine(p: Program, k: int, levels: int, plain: bool, a: Loc, out: Loc,
+                        frame: Frame, ptrs: dict, choices: Choices, defer_top: bool) -> None:
+    """A level above two: |A_l - A_h| and M = its square into the frame, then the combination."""
     diff = frame.alloc(k)
     _reload(p, ptrs, Y=a, Z=diff)
     vp = VProgram()

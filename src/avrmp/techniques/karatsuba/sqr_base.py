@@ -39,6 +39,7 @@ def emit_sqr_base(
     keep_y: bool = False,
     scratch_off: int | None = None,
     defer_top: bool = False,
+    joint: bool = False,
 ) -> None:
     """A square in registers for m-byte operands, A through Y from src_off.
 
@@ -50,17 +51,22 @@ def emit_sqr_base(
     accumulator tops at once) instead of a single zero register.  keep_y: Y stays on the operand
     (evicted operand bytes reload through it) instead of being lent or released.  scratch_off:
     where the frame's scratch starts above SP+1 (see frame.free_y).  defer_top: a parent
-    leaves its top bytes to its caller (SqrCombine)."""
+    leaves its top bytes to its caller (SqrCombine).  joint (plain): a parent's L and Hbar in one
+    block, L = A_l^2 and Hbar = A_h^2 + L_1 (A_h m bytes above A_l, Hbar 2m bytes above L), L_1
+    kept in registers from one square to the next instead of stored and loaded again."""
     base = SqrBase(p, m, src_off, scratch, scratch_off, keep_y)
     base.zero, base.zero_hi = emit_zero(p, pair_zero)
     base.w = w
+    if joint:
+        base.l_and_hbar(out_off)
+        return
     p.phase(f"operand ({m} bytes)")
     a_all = base.operand_absdiff() if absdiff else None
     if plain:
         a = a_all or load_disp(p, "Y", src_off, m, "a")
         if not absdiff:
             base.give_up_y()
-        e = LazyZ(p, addend_off, m, "e") if addend_off is not None else ()
+        e = LazyDisp(p, "Z", addend_off, m, "e") if addend_off is not None else ()
         p.phase(f"A^2 ({m} bytes, product-scanning squaring)")
         if parent:  # the combination runs as M's bytes are final
             p.comment("the parent's combination is interleaved, chunk by chunk")
@@ -94,6 +100,24 @@ class SqrBase:
     def square(self, x, addend=(), sink=None, lend_tail: bool = False) -> list:
         return emit_square(self.p, x, self.zero, addend=addend, zero_hi=self.zero_hi, w=self.w,
                            sink=sink, lend_tail=lend_tail)
+
+    def l_and_hbar(self, out_off: int) -> None:
+        """L = A_l^2, L_0 stored, L_1 left in registers; Hbar = A_h^2 + L_1, stored.  Both
+        operands are loaded as the squares first need their bytes: Y stays on A until A_h's
+        last byte is in."""
+        p, m, off = self.p, self.m, self.src_off
+        p.phase(f"L = A_l^2 ({m} bytes, product-scanning squaring), L_1 kept in registers")
+        low = LazyDisp(p, "Y", off, m, "a")
+
+        def store_l0(i: int, r: V) -> None:
+            if i < m:
+                store_disp(p, "Z", out_off + i, [r], "r")
+
+        L = self.square(low, sink=store_l0)
+        p.phase(f"Hbar = A_h^2 + L_1 ({m} bytes, product-scanning squaring)")
+        high = LazyDisp(p, "Y", off + m, m, "a'")
+        self.square(high, L[m:], lend_tail=True,
+                    sink=lambda i, r: store_disp(p, "Z", out_off + 2 * m + i, [r], "r"))
 
     def operand_absdiff(self) -> list:
         """|A[0..m) - A[m..2m)|, the parent's M's operand."""
@@ -141,12 +165,12 @@ class SqrBase:
         return L[:k] + u + top
 
 
-class LazyZ(Sequence):
-    """count bytes at Z+off, each loaded when first indexed (so an addend's bytes are loaded just
-    before emit_square adds them, not all at the start)."""
+class LazyDisp(Sequence):
+    """count bytes at ptr+off (Y or Z), each loaded when first indexed (so an addend's or an
+    operand's bytes are loaded just before emit_square needs them, not all at the start)."""
 
-    def __init__(self, p: VProgram, off: int, count: int, name: str) -> None:
-        self.p, self.off, self.count, self.name = p, off, count, name
+    def __init__(self, p: VProgram, ptr: str, off: int, count: int, name: str) -> None:
+        self.p, self.ptr, self.off, self.count, self.name = p, ptr, off, count, name
         self.regs: dict[int, V] = {}
 
     def __len__(self) -> int:
@@ -158,7 +182,7 @@ class LazyZ(Sequence):
         if not 0 <= i < self.count:
             raise IndexError(i)
         if i not in self.regs:
-            self.regs[i] = load_disp(self.p, "Z", self.off + i, 1, self.name)[0]
+            self.regs[i] = load_disp(self.p, self.ptr, self.off + i, 1, self.name, first=i)[0]
         return self.regs[i]
 
 
