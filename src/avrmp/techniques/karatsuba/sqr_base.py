@@ -63,7 +63,9 @@ def emit_sqr_base(
     p.phase(f"operand ({m} bytes)")
     a_all = base.operand_absdiff() if absdiff else None
     if plain:
-        a = a_all or load_disp(p, "Y", src_off, m, "a")
+        # with Y kept on the operand, each byte is loaded when the square first needs it
+        a = a_all or (LazyDisp(p, "Y", src_off, m, "a") if keep_y
+                      else load_disp(p, "Y", src_off, m, "a"))
         if not absdiff:
             base.give_up_y()
         e = LazyDisp(p, "Z", addend_off, m, "e") if addend_off is not None else ()
