@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 
 import pytest
 
@@ -54,6 +55,17 @@ def test_sqr_product_scanning_192(tmp_path):
     192 bits before its one memory level with L and Hbar joint took 1782)."""
     routine, report = _verify(tmp_path, Spec("sqr", 192, "product-scanning"), tests=20)
     assert routine.model_cycles == report.core_cycles == 1810
+
+
+@pytest.mark.parametrize("bits", [192, 256])
+def test_sqr_l1_stays_in_registers(bits):
+    """Over plain bases, L's high half goes from L's square into Hbar's in registers: the joint
+    block stores L_0 and Hbar (R[0..k), R[2k..4k)), never L_1 (R[k..2k), written later as U)."""
+    asm = generate(Spec("sqr", bits, "karatsuba")).asm
+    joint = asm.split("Hbar = A_h^2 + L_1 ===")[1].split("M = |A_l - A_h|^2, combine")[0]
+    k = bits // 16
+    stored = {int(x) for x in re.findall(r"; r\[(\d+)\]", joint)}
+    assert stored == set(range(k)) | set(range(2 * k, 4 * k))
 
 
 @pytest.mark.parametrize("bits", [16, 24, 40, 56, 72, 88, 104, 136])
