@@ -104,11 +104,15 @@ def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, 
         y_roles = [(0, True)] + ([] if follow else [(0, False)])
     else:
         y_roles = [(s, False) for s in sorted({scratch, 0})] + [(0, True)]
+    # the joint block's second square (Hbar) may take another chunk width than the first
+    widths_h = SQUARE_WIDTHS if kw.get("joint") else (None,)
     found = []
-    for (s, keep_y), w, pair_zero, bias in itertools.product(y_roles, SQUARE_WIDTHS,
-                                                             (False, True), CLEAN_BIAS):
+    for (s, keep_y), w, w_h, pair_zero, bias in itertools.product(
+            y_roles, SQUARE_WIDTHS, widths_h, (False, True), CLEAN_BIAS):
         pick = {"scratch": s, "keep_y": keep_y, "w": w, "pair_zero": pair_zero}
-        if bias:  # the default stays out of the record
+        if w_h not in (None, w):  # the defaults stay out of the record
+            pick["w_h"] = w_h
+        if bias:
             pick["bias"] = bias
         trial = _allocate_base(p, spill, pick, kw)
         if trial is not None:

@@ -40,6 +40,7 @@ def emit_sqr_base(
     scratch_off: int | None = None,
     defer_top: bool = False,
     joint: bool = False,
+    w_h: int | None = None,
 ) -> None:
     """A square in registers for m-byte operands, A through Y from src_off.
 
@@ -53,12 +54,13 @@ def emit_sqr_base(
     where the frame's scratch starts above SP+1 (see frame.free_y).  defer_top: a parent
     leaves its top bytes to its caller (SqrCombine).  joint (plain): a parent's L and Hbar in one
     block, L = A_l^2 and Hbar = A_h^2 + L_1 (A_h m bytes above A_l, Hbar 2m bytes above L), L_1
-    kept in registers from one square to the next instead of stored and loaded again."""
+    kept in registers from one square to the next instead of stored and loaded again; w_h: Hbar's
+    chunk width (by default w)."""
     base = SqrBase(p, m, src_off, scratch, scratch_off, keep_y)
     base.zero, base.zero_hi = emit_zero(p, pair_zero)
     base.w = w
     if joint:
-        base.l_and_hbar(out_off)
+        base.l_and_hbar(out_off, w if w_h is None else w_h)
         return
     p.phase(f"operand ({m} bytes)")
     a_all = base.operand_absdiff() if absdiff else None
@@ -103,7 +105,7 @@ class SqrBase:
         return emit_square(self.p, x, self.zero, addend=addend, zero_hi=self.zero_hi, w=self.w,
                            sink=sink, lend_tail=lend_tail)
 
-    def l_and_hbar(self, out_off: int) -> None:
+    def l_and_hbar(self, out_off: int, w_h: int) -> None:
         """L = A_l^2, L_0 stored, L_1 left in registers; Hbar = A_h^2 + L_1, stored.  Both
         operands are loaded as the squares first need their bytes: Y stays on A until A_h's
         last byte is in."""
@@ -118,6 +120,7 @@ class SqrBase:
         L = self.square(low, sink=store_l0)
         p.phase(f"Hbar = A_h^2 + L_1 ({m} bytes, product-scanning squaring)")
         high = LazyDisp(p, "Y", off + m, m, "a'")
+        self.w = w_h
         self.square(high, L[m:], lend_tail=True,
                     sink=lambda i, r: store_disp(p, "Z", out_off + 2 * m + i, [r], "r"))
 
