@@ -55,6 +55,7 @@ MAX_SQR_BASE = 20  # the largest one-level base (bytes) tried; beyond it the all
 PLAIN_MAX = 24  # the largest size tried as a plain in-register square (no Karatsuba level)
 
 SQUARE_WIDTHS = (2, 4, 6)  # emit_square chunk widths tried per base
+COMBINE_WIDTHS = (4, 6)  # a parent's combination's chunk widths tried (SqrCombine; 4 the default)
 RECOLOURED = 4  # the cheapest allocations of a base recoloured before the choice
 # A squaring base lends r1:r0 between its MULs (emit_square), so its recolouring may move
 # values there too (MUL's own results stay: recolor.Problem).
@@ -104,14 +105,18 @@ def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, 
         y_roles = [(0, True)] + ([] if follow else [(0, False)])
     else:
         y_roles = [(s, False) for s in sorted({scratch, 0})] + [(0, True)]
-    # the joint block's second square (Hbar) may take another chunk width than the first
+    # the joint block's second square (Hbar) may take another chunk width than the first, a
+    # parent's combination another than its default
     widths_h = SQUARE_WIDTHS if kw.get("joint") else (None,)
+    widths_c = COMBINE_WIDTHS if kw.get("parent") else (COMBINE_WIDTHS[0],)
     found = []
-    for (s, keep_y), w, w_h, pair_zero, bias in itertools.product(
-            y_roles, SQUARE_WIDTHS, widths_h, (False, True), CLEAN_BIAS):
+    for (s, keep_y), w, w_h, w_c, pair_zero, bias in itertools.product(
+            y_roles, SQUARE_WIDTHS, widths_h, widths_c, (False, True), CLEAN_BIAS):
         pick = {"scratch": s, "keep_y": keep_y, "w": w, "pair_zero": pair_zero}
         if w_h not in (None, w):  # the defaults stay out of the record
             pick["w_h"] = w_h
+        if w_c != COMBINE_WIDTHS[0]:
+            pick["w_c"] = w_c
         if bias:
             pick["bias"] = bias
         trial = _allocate_base(p, spill, pick, kw)

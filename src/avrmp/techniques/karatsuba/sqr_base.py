@@ -41,6 +41,7 @@ def emit_sqr_base(
     defer_top: bool = False,
     joint: bool = False,
     w_h: int | None = None,
+    w_c: int = 4,
 ) -> None:
     """A square in registers for m-byte operands, A through Y from src_off.
 
@@ -55,7 +56,7 @@ def emit_sqr_base(
     leaves its top bytes to its caller (SqrCombine).  joint (plain): a parent's L and Hbar in one
     block, L = A_l^2 and Hbar = A_h^2 + L_1 (A_h m bytes above A_l, Hbar 2m bytes above L), L_1
     kept in registers from one square to the next instead of stored and loaded again; w_h: Hbar's
-    chunk width (by default w)."""
+    chunk width (by default w).  w_c: a parent's combination's chunk width (SqrCombine)."""
     base = SqrBase(p, m, src_off, scratch, scratch_off, keep_y)
     base.zero, base.zero_hi = emit_zero(p, pair_zero)
     base.w = w
@@ -74,7 +75,7 @@ def emit_sqr_base(
         p.phase(f"A^2 ({m} bytes, product-scanning squaring)")
         if parent:  # the combination runs as M's bytes are final
             p.comment("the parent's combination is interleaved, chunk by chunk")
-            combine = SqrCombine(p, m, base.zero, defer=defer_top)
+            combine = SqrCombine(p, m, base.zero, w=w_c, defer=defer_top)
             base.square(a, e, sink=lambda i, r: combine.push(r), lend_tail=True)
         else:  # each result byte goes out as soon as it is final
             base.square(a, e, sink=lambda i, r: store_disp(p, "Z", out_off + i, [r], "r"),
@@ -82,7 +83,7 @@ def emit_sqr_base(
         return
     product = base.karatsuba(a_all, addend_off, out_off, parent)
     if parent:
-        combine = SqrCombine(p, m, base.zero, defer=defer_top)
+        combine = SqrCombine(p, m, base.zero, w=w_c, defer=defer_top)
         for v in product:
             combine.push(v)
 
