@@ -142,7 +142,7 @@ RELOAD_Y = 15  # re-pointing Y through the frame (IN, IN, LDD, LDD, MOV) plus sa
 
 def _point(p: Program, ptrs: dict, **locs: Loc) -> None:
     """Point Y/Z at locs: by ADIW/SBIW from where ptrs says they point, else through the frame's
-    saved entry pointers (ptrs["reloads"] counts those).  ptrs is updated."""
+    saved entry pointers (ptrs["frame"] records which are read: Frame.read).  ptrs is updated."""
     reload = {}
     for ptr, loc in locs.items():
         cur = ptrs.get(ptr)
@@ -154,10 +154,10 @@ def _point(p: Program, ptrs: dict, **locs: Loc) -> None:
         if ptrs.get("frameless"):
             raise AllocationError("a pointer must be reloaded but there is no frame")
         if set(reload) == {"Y"} and reload["Y"].base != "frame":
-            ptrs["reloads"] = ptrs.get("reloads", 0) + 1
-            loc = reload["Y"]  # Z stays: read the saved pointer through Y itself
-            shift = frame_reader(p, 28, ptrs.get("origin", 0))
+            loc, frame = reload["Y"], ptrs["frame"]  # Z stays: Y reads its saved pointer itself
+            shift = frame_reader(p, 28, frame.origin)
             load_saved_pointer(p, "Y", "Y", 1 + shift + ARG_SLOT[loc.base])
+            frame.read.add(loc.base)
             add_const(p, 28, loc.off)
         elif "Z" not in reload and ("Z" in locs or "Z" in ptrs):
             z = locs.get("Z", ptrs.get("Z"))  # Z stays (moved above): Y reads the frame
@@ -175,11 +175,9 @@ def _forget(ptrs: dict) -> None:
 
 
 def _reload(p: Program, ptrs: dict, z_at: Loc | None = None, **locs: Loc) -> None:
-    """Point Y/Z at locs through the frame's saved entry pointers (counted in ptrs["reloads"]:
-    the frame saves them only if some block reads them); z_at: where Z points (see
-    set_pointers)."""
-    ptrs["reloads"] = ptrs.get("reloads", 0) + 1
-    set_pointers(p, z_at=z_at, origin=ptrs.get("origin", 0), **locs)
+    """Point Y/Z at locs through the frame's saved entry pointers (the frame saves only those
+    some block reads: Frame.read); z_at: where Z points (see set_pointers)."""
+    set_pointers(p, z_at=z_at, frame=ptrs["frame"], **locs)
 
 
 # --- memory levels (sizes up to 32 bytes: every displacement stays within 0..63) -------------------
@@ -341,11 +339,11 @@ def _framed(n: int, levels: int, plain: bool, choices: Choices, origin: int | No
     frame = Frame(origin or 0)
     body = Program()
     # Y and Z are set from the argument registers with the frame.
-    ptrs = {"Y": Loc("a"), "Z": Loc("r"), "origin": frame.origin}
+    ptrs = {"Y": Loc("a"), "Z": Loc("r"), "frame": frame}
     emit_sqr_node(body, n, levels, plain, Loc("a"), Loc("r"), frame, ptrs, choices, defer_top)
     size = frame.size - frame.origin
     p = Program()
-    saves = [(name, lo) for name, lo in (("r", 24), ("a", 22)) if ptrs.get("reloads")]
+    saves = [(name, lo) for name, lo in (("r", 24), ("a", 22)) if name in frame.read]
     open_frame(p, size, origin, saves)
     p.movw(28, 22, comment="Y = a")
     if origin is not None:  # with its own frame, the wrapper sets Z before the core
