@@ -102,9 +102,11 @@ class SqrBase:
         if not self.keep_y:
             free_y(self.p, self.scratch, self.scratch_off)
 
-    def square(self, x, addend=(), sink=None, lend_tail: bool = False) -> list:
-        return emit_square(self.p, x, self.zero, addend=addend, zero_hi=self.zero_hi, w=self.w,
-                           sink=sink, lend_tail=lend_tail)
+    def square(self, x, addend=(), sink=None, lend_tail: bool = False,
+               w: int | None = None) -> list:
+        """x^2 (+ addend) by emit_square, in chunks of w bytes (by default the base's)."""
+        return emit_square(self.p, x, self.zero, addend=addend, zero_hi=self.zero_hi,
+                           w=self.w if w is None else w, sink=sink, lend_tail=lend_tail)
 
     def l_and_hbar(self, out_off: int, w_h: int) -> None:
         """L = A_l^2, L_0 stored, L_1 left in registers; Hbar = A_h^2 + L_1, stored.  Both
@@ -121,8 +123,7 @@ class SqrBase:
         L = self.square(low, sink=store_l0)
         p.phase(f"Hbar = A_h^2 + L_1 ({m} bytes, product-scanning squaring)")
         high = LazyDisp(p, "Y", off + m, m, "a'")
-        self.w = w_h
-        self.square(high, L[m:], lend_tail=True,
+        self.square(high, L[m:], lend_tail=True, w=w_h,
                     sink=lambda i, r: store_disp(p, "Z", out_off + 2 * m + i, [r], "r"))
 
     def operand_absdiff(self) -> list:
