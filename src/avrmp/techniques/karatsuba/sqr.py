@@ -6,7 +6,8 @@
   model picks.
 * A memory level splits an even n into an L child, an H child that adds L_1 into its square
   (Hbar, fused when the child is a base; over plain bases L and Hbar are one block, L_1 kept in
-  registers between the two squares) and an M child that squares |A_l - A_h|.  When the M child
+  registers between the two squares, and M may join that block too) and an M child that squares
+  |A_l - A_h|.  When the M child
   is a base it computes the difference in registers and finishes the parent's combination itself;
   otherwise the difference and M go to the stack frame and a memory pass combines.
 * Sizes of 48 bytes and more (384 bits up) are built by large.py from the fixed sizes.
@@ -99,7 +100,7 @@ def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, 
     allocated, the RECOLOURED cheapest recoloured (the recolouring moves a few cycles, and
     sometimes the ranking)."""
     frameless = ptrs is not None and ptrs.get("frameless")
-    if kw.get("joint"):  # Y stays on A until A_h's last byte is loaded, at the block's end
+    if kw.get("joint") and not kw.get("whole"):  # Y stays on A until A_h's last byte is in
         y_roles = [(0, True)]
     elif frameless:  # Y released into the pool only by the last base: no pointer can be reloaded
         y_roles = [(0, True)] + ([] if follow else [(0, False)])
@@ -108,7 +109,7 @@ def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, 
     # the joint block's second square (Hbar) may take another chunk width than the first, a
     # parent's combination another than its default
     widths_h = SQUARE_WIDTHS if kw.get("joint") else (None,)
-    widths_c = COMBINE_WIDTHS if kw.get("parent") else (COMBINE_WIDTHS[0],)
+    widths_c = COMBINE_WIDTHS if kw.get("parent") or kw.get("whole") else (COMBINE_WIDTHS[0],)
     found = []
     for (s, keep_y), w, w_h, w_c, pair_zero, bias in itertools.product(
             y_roles, SQUARE_WIDTHS, widths_h, widths_c, (False, True), CLEAN_BIAS):
@@ -195,13 +196,10 @@ def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc
         _point(p, ptrs, Y=a, Z=out)
         _run(p, z_slots((n + 1) // 2, 2 * n), choices, ptrs, True, m=n, plain=plain, **spill)
         return
-    if levels == 2 and plain:  # one block: L_1 passes from L's square to Hbar's in registers
-        p.comment(f"=== {8 * n}-bit squaring level (2 levels): L = A_l^2, Hbar = A_h^2 + L_1 ===")
-        _point(p, ptrs, Y=a, Z=out)
-        _run(p, z_slots((k + 1) // 2, 4 * k), choices, ptrs, True, m=k, joint=True, plain=True,
-             **spill)
-    else:
-        _emit_l_and_hbar(p, n, levels, plain, a, out, frame, ptrs, choices, spill)
+    if levels == 2 and plain:
+        _emit_joint_level(p, n, a, out, frame, ptrs, choices, spill, defer_top)
+        return
+    _emit_l_and_hbar(p, n, levels, plain, a, out, frame, ptrs, choices, spill)
     p.comment(f"=== {8 * n}-bit level: M = |A_l - A_h|^2, combine ===")
     if levels == 2:
         _point(p, ptrs, Y=a, Z=out)
@@ -209,6 +207,36 @@ def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc
              defer_top=defer_top, **spill)
         return
     _emit_m_and_combine(p, k, levels, plain, a, out, frame, ptrs, choices, defer_top)
+
+
+def _emit_joint_level(p: Program, n: int, a: Loc, out: Loc, frame: Frame, ptrs: dict,
+                      choices: Choices, spill: dict, defer_top: bool) -> None:
+    """A level over plain bases: L and Hbar in one block (L_1 passes from L's square to Hbar's
+    in registers), then M in a second block ("joint"), or all three in one ("whole": A_h's
+    bytes still in registers after Hbar's square are M's subtrahend), whichever is cheaper."""
+    k = n // 2
+    read, start = set(frame.read), dict(ptrs)
+
+    def build(form: str, c: Choices) -> tuple[Program, dict, set]:
+        q, qptrs = Program(), dict(start)
+        frame.read = set(read)
+        what = "L = A_l^2, Hbar = A_h^2 + L_1" + (", M, combine" if form == "whole" else "")
+        q.comment(f"=== {8 * n}-bit squaring level (2 levels): {what} ===")
+        _point(q, qptrs, Y=a, Z=out)
+        _run(q, z_slots((k + 1) // 2, 4 * k), c, qptrs, form == "joint", m=k, joint=True,
+             plain=True, whole=form == "whole", defer_top=defer_top and form == "whole", **spill)
+        if form == "joint":
+            q.comment(f"=== {8 * n}-bit level: M = |A_l - A_h|^2, combine ===")
+            _point(q, qptrs, Y=a, Z=out)
+            _run(q, z_slots(k, 2 * k), c, qptrs, m=k, absdiff=True, parent=True, plain=True,
+                 defer_top=defer_top, **spill)
+        return q, qptrs, frame.read
+
+    q, qptrs, frame.read = choices.choose(
+        "level", ("joint", "whole"), build, cost=lambda r: r[0].static_cycles(choices.core))
+    p.extend(q)
+    ptrs.clear()
+    ptrs.update(qptrs)
 
 
 def _emit_l_and_hbar(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc,

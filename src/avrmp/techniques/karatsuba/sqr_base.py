@@ -42,6 +42,7 @@ def emit_sqr_base(
     joint: bool = False,
     w_h: int | None = None,
     w_c: int = 4,
+    whole: bool = False,
 ) -> None:
     """A square in registers for m-byte operands, A through Y from src_off.
 
@@ -56,12 +57,24 @@ def emit_sqr_base(
     leaves its top bytes to its caller (SqrCombine).  joint (plain): a parent's L and Hbar in one
     block, L = A_l^2 and Hbar = A_h^2 + L_1 (A_h m bytes above A_l, Hbar 2m bytes above L), L_1
     kept in registers from one square to the next instead of stored and loaded again; w_h: Hbar's
-    chunk width (by default w).  w_c: a parent's combination's chunk width (SqrCombine)."""
+    chunk width (by default w); whole (with joint): the parent's M = |A_l - A_h|^2 and its
+    combination follow in the same block, A_h's bytes taken from Hbar's square (the allocator
+    reloads those it had to evict).  w_c: a parent's combination's chunk width (SqrCombine)."""
     base = SqrBase(p, m, src_off, scratch, scratch_off, keep_y)
     base.zero, base.zero_hi = emit_zero(p, pair_zero)
     base.w = w
     if joint:
-        base.l_and_hbar(out_off, w if w_h is None else w_h)
+        high = base.l_and_hbar(out_off, w if w_h is None else w_h)
+        if not whole:
+            return
+        p.phase(f"|A_l - A_h| ({m} bytes), A_h's bytes still in registers")
+        a_all = load_disp(p, "Y", src_off, m, "a")
+        emit_abs_diff(p, a_all, lambda i: high[i], base.zero)
+        p.reclaim(0, 1)  # lent since Hbar's last MUL (lend_tail)
+        base.give_up_y()
+        p.phase(f"M = |A_l - A_h|^2 ({m} bytes, product-scanning squaring)")
+        combine = SqrCombine(p, m, base.zero, w=w_c, defer=defer_top)
+        base.square(a_all, (), sink=lambda i, r: combine.push(r), lend_tail=True)
         return
     p.phase(f"operand ({m} bytes)")
     a_all = base.operand_absdiff() if absdiff else None
@@ -125,6 +138,7 @@ class SqrBase:
         high = LazyDisp(p, "Y", off + m, m, "a'")
         self.square(high, L[m:], lend_tail=True, w=w_h,
                     sink=lambda i, r: store_disp(p, "Z", out_off + 2 * m + i, [r], "r"))
+        return high
 
     def operand_absdiff(self) -> list:
         """|A[0..m) - A[m..2m)|, the parent's M's operand."""
