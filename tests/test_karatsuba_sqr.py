@@ -77,7 +77,7 @@ def test_sqr_whole_level_keeps_a_h(bits):
     asm = generate(Spec("sqr", bits, "karatsuba")).asm
     assert 'level: "whole"' in asm
     k = bits // 16
-    loads = re.findall(r"^\tldd r\d+, Y\+(\d+)", asm, re.M)
+    loads = re.findall(r"^\tldd r\d+, Y\+(\d+)", asm, re.MULTILINE)
     assert sum(k <= int(d) < 2 * k for d in loads) < 2 * k - 2
 
 
