@@ -197,7 +197,7 @@ def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc
         _run(p, z_slots((n + 1) // 2, 2 * n), choices, ptrs, True, m=n, plain=plain, **spill)
         return
     if levels == 2 and plain:
-        _emit_joint_level(p, n, a, out, frame, ptrs, choices, spill, defer_top)
+        _emit_joint_level(p, n, a, out, ptrs, choices, spill, defer_top)
         return
     _emit_l_and_hbar(p, n, levels, plain, a, out, frame, ptrs, choices, spill)
     p.comment(f"=== {8 * n}-bit level: M = |A_l - A_h|^2, combine ===")
@@ -209,31 +209,32 @@ def emit_sqr_node(p: Program, n: int, levels: int, plain: bool, a: Loc, out: Loc
     _emit_m_and_combine(p, k, levels, plain, a, out, frame, ptrs, choices, defer_top)
 
 
-def _emit_joint_level(p: Program, n: int, a: Loc, out: Loc, frame: Frame, ptrs: dict,
-                      choices: Choices, spill: dict, defer_top: bool) -> None:
+def _emit_joint_level(p: Program, n: int, a: Loc, out: Loc, ptrs: dict, choices: Choices,
+                      spill: dict, defer_top: bool) -> None:
     """A level over plain bases: L and Hbar in one block (L_1 passes from L's square to Hbar's
     in registers), then M in a second block ("joint"), or all three in one ("whole": A_h's
-    bytes still in registers after Hbar's square are M's subtrahend), whichever is cheaper."""
+    bytes still in registers after Hbar's square are M's subtrahend), whichever is cheaper.
+    (A form tried and not taken may have marked an entry pointer as read: Frame.read only
+    grows, and saving a pointer no block reads is harmless.)"""
     k = n // 2
-    read, start = set(frame.read), dict(ptrs)
+    start = dict(ptrs)
 
-    def build(form: str, c: Choices) -> tuple[Program, dict, set]:
-        q, qptrs = Program(), dict(start)
-        frame.read = set(read)
-        what = "L = A_l^2, Hbar = A_h^2 + L_1" + (", M, combine" if form == "whole" else "")
+    def build(form: str, c: Choices) -> tuple[Program, dict]:
+        q, qptrs, whole = Program(), dict(start), form == "whole"
+        what = "L = A_l^2, Hbar = A_h^2 + L_1" + (", M, combine" if whole else "")
         q.comment(f"=== {8 * n}-bit squaring level (2 levels): {what} ===")
         _point(q, qptrs, Y=a, Z=out)
-        _run(q, z_slots((k + 1) // 2, 4 * k), c, qptrs, form == "joint", m=k, joint=True,
-             plain=True, whole=form == "whole", defer_top=defer_top and form == "whole", **spill)
-        if form == "joint":
+        _run(q, z_slots((k + 1) // 2, 4 * k), c, qptrs, not whole, m=k, joint=True,
+             plain=True, whole=whole, defer_top=defer_top and whole, **spill)
+        if not whole:
             q.comment(f"=== {8 * n}-bit level: M = |A_l - A_h|^2, combine ===")
             _point(q, qptrs, Y=a, Z=out)
             _run(q, z_slots(k, 2 * k), c, qptrs, m=k, absdiff=True, parent=True, plain=True,
                  defer_top=defer_top, **spill)
-        return q, qptrs, frame.read
+        return q, qptrs
 
-    q, qptrs, frame.read = choices.choose(
-        "level", ("joint", "whole"), build, cost=lambda r: r[0].static_cycles(choices.core))
+    q, qptrs = choices.choose("level", ("joint", "whole"), build,
+                              cost=lambda r: r[0].static_cycles(choices.core))
     p.extend(q)
     ptrs.clear()
     ptrs.update(qptrs)
