@@ -7,9 +7,9 @@
 * A memory level splits an even n into an L child, an H child that adds L_1 into its square
   (Hbar, fused when the child is a base; over plain bases L and Hbar are one block, L_1 kept in
   registers between the two squares, and M may join that block too) and an M child that squares
-  |A_l - A_h|.  When the M child
-  is a base it computes the difference in registers and finishes the parent's combination itself;
-  otherwise the difference and M go to the stack frame and a memory pass combines.
+  |A_l - A_h|.  When the M child is a base it computes the difference in registers and finishes
+  the parent's combination itself; otherwise the difference and M go to the stack frame and a
+  memory pass combines.
 * Sizes of 48 bytes and more (384 bits up) are built by large.py from the fixed sizes.
 
 Every block is straight-line code: branch-free by construction.
