@@ -110,14 +110,18 @@ def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, 
     # parent's combination another than its default
     widths_h = SQUARE_WIDTHS if kw.get("joint") else (None,)
     widths_c = COMBINE_WIDTHS if kw.get("parent") or kw.get("whole") else (COMBINE_WIDTHS[0],)
+    # a whole level's difference over either half (see emit_sqr_base)
+    over_h = (False, True) if kw.get("whole") else (False,)
     found = []
-    for (s, keep_y), w, w_h, w_c, pair_zero, bias in itertools.product(
-            y_roles, SQUARE_WIDTHS, widths_h, widths_c, (False, True), CLEAN_BIAS):
+    for (s, keep_y), w, w_h, w_c, diff_over_h, pair_zero, bias in itertools.product(
+            y_roles, SQUARE_WIDTHS, widths_h, widths_c, over_h, (False, True), CLEAN_BIAS):
         pick = {"scratch": s, "keep_y": keep_y, "w": w, "pair_zero": pair_zero}
         if w_h not in (None, w):  # the defaults stay out of the record
             pick["w_h"] = w_h
         if w_c != COMBINE_WIDTHS[0]:
             pick["w_c"] = w_c
+        if diff_over_h:
+            pick["diff_over_h"] = True
         if bias:
             pick["bias"] = bias
         trial = _allocate_base(p, spill, pick, kw)

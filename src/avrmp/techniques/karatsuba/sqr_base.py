@@ -43,6 +43,7 @@ def emit_sqr_base(
     w_h: int | None = None,
     w_c: int = 4,
     whole: bool = False,
+    diff_over_h: bool = False,
 ) -> None:
     """A square in registers for m-byte operands, A through Y from src_off.
 
@@ -59,7 +60,9 @@ def emit_sqr_base(
     kept in registers from one square to the next instead of stored and loaded again; w_h: Hbar's
     chunk width (by default w); whole (with joint): the parent's M = |A_l - A_h|^2 and its
     combination follow in the same block, A_h's bytes taken from Hbar's square (the allocator
-    reloads those it had to evict).  w_c: a parent's combination's chunk width (SqrCombine)."""
+    reloads those it had to evict); diff_over_h: the difference is taken in A_h's registers (A_l
+    loaded a byte at a time) instead of in a fresh load of A_l (A_h's registers only read).
+    w_c: a parent's combination's chunk width (SqrCombine)."""
     base = SqrBase(p, m, src_off, scratch, scratch_off, keep_y)
     base.zero, base.zero_hi = emit_zero(p, pair_zero)
     base.w = w
@@ -68,8 +71,13 @@ def emit_sqr_base(
         if not whole:
             return
         p.phase(f"|A_l - A_h| ({m} bytes), A_h's bytes still in registers")
-        a_all = load_disp(p, "Y", src_off, m, "a")
-        emit_abs_diff(p, a_all, lambda i: high[i], base.zero)
+        if diff_over_h:  # |A_h - A_l| in A_h's registers, A_l's bytes loaded one at a time
+            a_all = list(high)
+            emit_abs_diff(p, a_all, lambda i: load_disp(p, "Y", src_off + i, 1, "a", first=i)[0],
+                          base.zero)
+        else:  # A_l loaded again, A_h's registers only read
+            a_all = load_disp(p, "Y", src_off, m, "a")
+            emit_abs_diff(p, a_all, lambda i: high[i], base.zero)
         p.reclaim(0, 1)  # lent since Hbar's last MUL (lend_tail)
         base.give_up_y()
         p.phase(f"M = |A_l - A_h|^2 ({m} bytes, product-scanning squaring)")
