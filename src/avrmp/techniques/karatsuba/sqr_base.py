@@ -68,21 +68,8 @@ def emit_sqr_base(
     base.w = w
     if joint:
         high = base.l_and_hbar(out_off, w if w_h is None else w_h)
-        if not whole:
-            return
-        p.phase(f"|A_l - A_h| ({m} bytes), A_h's bytes still in registers")
-        if diff_over_h:  # |A_h - A_l| in A_h's registers, A_l's bytes loaded one at a time
-            a_all = list(high)
-            emit_abs_diff(p, a_all, lambda i: load_disp(p, "Y", src_off + i, 1, "a", first=i)[0],
-                          base.zero)
-        else:  # A_l loaded again, A_h's registers only read
-            a_all = load_disp(p, "Y", src_off, m, "a")
-            emit_abs_diff(p, a_all, lambda i: high[i], base.zero)
-        p.reclaim(0, 1)  # lent since Hbar's last MUL (lend_tail)
-        base.give_up_y()
-        p.phase(f"M = |A_l - A_h|^2 ({m} bytes, product-scanning squaring)")
-        combine = SqrCombine(p, m, base.zero, w=w_c, defer=defer_top)
-        base.square(a_all, (), sink=lambda i, r: combine.push(r), lend_tail=True)
+        if whole:
+            base.m_and_combine(high, diff_over_h, w_c, defer_top)
         return
     p.phase(f"operand ({m} bytes)")
     a_all = base.operand_absdiff() if absdiff else None
@@ -129,10 +116,10 @@ class SqrBase:
         return emit_square(self.p, x, self.zero, addend=addend, zero_hi=self.zero_hi,
                            w=self.w if w is None else w, sink=sink, lend_tail=lend_tail)
 
-    def l_and_hbar(self, out_off: int, w_h: int) -> None:
+    def l_and_hbar(self, out_off: int, w_h: int) -> LazyDisp:
         """L = A_l^2, L_0 stored, L_1 left in registers; Hbar = A_h^2 + L_1, stored.  Both
         operands are loaded as the squares first need their bytes: Y stays on A until A_h's
-        last byte is in."""
+        last byte is in.  Returns A_h's bytes (still in registers, or reloadable through Y)."""
         p, m, off = self.p, self.m, self.src_off
         p.phase(f"L = A_l^2 ({m} bytes, product-scanning squaring), L_1 kept in registers")
         low = LazyDisp(p, "Y", off, m, "a")
@@ -147,6 +134,24 @@ class SqrBase:
         self.square(high, L[m:], lend_tail=True, w=w_h,
                     sink=lambda i, r: store_disp(p, "Z", out_off + 2 * m + i, [r], "r"))
         return high
+
+    def m_and_combine(self, high: LazyDisp, over_h: bool, w_c: int, defer_top: bool) -> None:
+        """After l_and_hbar (high: A_h's bytes): M = |A_l - A_h|^2, fed to the parent's
+        combination; the difference in A_h's registers (over_h) or in A_l's, loaded again."""
+        p, m, off = self.p, self.m, self.src_off
+        p.phase(f"|A_l - A_h| ({m} bytes), A_h's bytes still in registers")
+        if over_h:  # |A_h - A_l|, A_l's bytes loaded one at a time
+            x = list(high)
+            emit_abs_diff(p, x, lambda i: load_disp(p, "Y", off + i, 1, "a", first=i)[0],
+                          self.zero)
+        else:  # A_h's registers only read
+            x = load_disp(p, "Y", off, m, "a")
+            emit_abs_diff(p, x, lambda i: high[i], self.zero)
+        p.reclaim(0, 1)  # lent since Hbar's last MUL (lend_tail)
+        self.give_up_y()
+        p.phase(f"M = |A_l - A_h|^2 ({m} bytes, product-scanning squaring)")
+        combine = SqrCombine(p, m, self.zero, w=w_c, defer=defer_top)
+        self.square(x, (), sink=lambda i, r: combine.push(r), lend_tail=True)
 
     def operand_absdiff(self) -> list:
         """|A[0..m) - A[m..2m)|, the parent's M's operand."""
