@@ -141,12 +141,10 @@ class SqrBase:
         p, m, off = self.p, self.m, self.src_off
         p.phase(f"|A_l - A_h| ({m} bytes), A_h's bytes still in registers")
         if over_h:  # |A_h - A_l|, A_l's bytes loaded one at a time
-            x = list(high)
-            emit_abs_diff(p, x, lambda i: load_disp(p, "Y", off + i, 1, "a", first=i)[0],
-                          self.zero)
+            x, y = list(high), lambda i: load_disp(p, "Y", off + i, 1, "a", first=i)[0]
         else:  # A_h's registers only read
-            x = load_disp(p, "Y", off, m, "a")
-            emit_abs_diff(p, x, lambda i: high[i], self.zero)
+            x, y = load_disp(p, "Y", off, m, "a"), high.__getitem__
+        emit_abs_diff(p, x, y, self.zero)
         p.reclaim(0, 1)  # lent since Hbar's last MUL (lend_tail)
         self.give_up_y()
         p.phase(f"M = |A_l - A_h|^2 ({m} bytes, product-scanning squaring)")
