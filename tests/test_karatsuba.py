@@ -19,6 +19,9 @@ from avrmp.errors import AvrmpError
 from avrmp.routine.files import write_routine
 from avrmp.routine.generate import generate
 from avrmp.spec import Spec
+from avrmp.techniques.karatsuba.base import BaseForm
+from avrmp.tuning.choices import Decision
+from avrmp.verify.checks import verify_file
 from avrmp.verify.inputs import oracle
 from avrmp.verify.inputs import test_operands as operand_sets
 from avrmp.verify.simulator import Call, Measurement, run_batch
@@ -84,6 +87,27 @@ def test_every_levels_option_verified(bits: int, levels: int, variant: str) -> N
     r = row(bits, variant, levels=levels)
     assert r.verified, r.failure
     assert f"levels={levels}" in r.params
+
+
+@pytest.mark.parametrize("t_flag", [False, True])
+@pytest.mark.parametrize("bits", [64, 72, 96])
+def test_signed_m_base_verified(bits: int, t_flag: bool, tmp_path: Path) -> None:
+    """A base whose M is the product of the plain differences (signed_m), forced by a recorded
+    choice whatever the search prefers, with A's borrow in a register or in the T flag: correct
+    (the edge operands make every pair of borrows), interrupt-safe and constant time; odd m
+    (72 bits) pads B_h - B_l by a byte."""
+    form = vars(BaseForm(signed_m=True, t_flag=t_flag)) | {"variant": "branchfree", "bias": 0,
+                                                             "defragment": False}
+    base = Decision("base", form, [Decision("colours", "")])
+    record = [Decision("levels", 1, [Decision("layout", "frameless", [base])])]
+    spec = Spec("mul", bits, "karatsuba", levels=1)
+    routine = generate(spec, record=record)
+    text = routine.text("gnu")
+    assert "B_h - B_l, its borrow" in text and "xor mask" not in text
+    asm, _ = write_routine(routine, tmp_path)
+    report = verify_file(asm, spec.symbol, "mul", bits // 8, "atmega128", "branchfree", TESTS,
+                         tmp_path)
+    assert report.passed, report.first_failure()
 
 
 def test_levels_options_cover_the_required_ones() -> None:

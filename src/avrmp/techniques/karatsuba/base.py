@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ...blocks.arith import emit_abs_diff
+from ...blocks.arith import emit_abs_diff, emit_diff, emit_signed_fix
 from ...blocks.pointers import load_disp, load_inc, store_disp
 from ...blocks.stack import read_sp
 from ...regalloc.vprogram import V, VProgram
@@ -99,7 +99,11 @@ class BaseForm:
     over |B_l - B_h|.  diff_early: |A_l - A_h| is taken before B_h is loaded, so A_h's bytes
     are the first to make room for B_h.  push_xy (keep_high, not free_pointers): X and Y wait on
     the stack from the last operand loads to the end.  node_l0_kept (a node's first base): L_0
-    stays in registers for the node's addend instead of being stored and loaded back."""
+    stays in registers for the node's addend instead of being stored and loaded back.
+    signed_m (branch-free): M is the product of the differences A_l - A_h and B_h - B_l as they
+    come (modulo 2^8k), made signed after it by their borrows (emit_signed_fix) and then added:
+    no absolute values, no masking of M, and t is not needed (with t_flag, A's borrow waits in
+    the T flag instead)."""
 
     scratch: int = 0
     karatsuba_from: int = 0
@@ -116,6 +120,7 @@ class BaseForm:
     diff_early: bool = False
     push_xy: bool = False
     node_l0_kept: bool = False
+    signed_m: bool = False
 
     def rows(self) -> tuple[int, int, int]:
         r = self.rows_upto
@@ -148,6 +153,7 @@ class BaseBlock:
         self.h = m - self.k
         self.l0_kept = form.node_l0_kept and role.keep_high and role.node is not None
         self.parent_t: V | None = None
+        self.signed = form.signed_m and variant == "branchfree"
 
     def emit(self) -> list[V] | None:
         p, k, form = self.p, self.k, self.form
@@ -167,14 +173,20 @@ class BaseBlock:
             p.push_pointer("Z")
         Hb = self.product(f"Hbar = A_h * B_h + L_1 ({self.h}x{self.h} bytes)", a_hi, b_hi,
                           L[k:], 1)
+        if self.signed:
+            b_lo, sign_b = self.signed_operand_b(b_lo, b_hi)
         pair = (b_lo, a_lo) if form.swap_m else (a_lo, b_lo)
-        M = self.product(f"M = |A_l - A_h| * |B_l - B_h| ({k}x{k} bytes)", *pair, (), 2)
+        M = self.product(f"M = {self.m_operands} ({k}x{k} bytes)", *pair, (), 2)
         if form.push_z:
             p.pop_pointer("Z")
         p.lend_regs(0, 1)  # the last MUL of the base has run
+        if self.signed:
+            t = self.signed_product(M, a_lo, b_lo, t, t_in_flag, sign_b)
+            t_in_flag = False
         u = emit_u_and_top(p, L, Hb, M, self.m, carry_e, role.addend,
                            role.parent or self.l0_kept, self.zero, self.variant, t, t_in_flag,
-                           folded=form.fold_e1 and role.addend is not None)
+                           folded=form.fold_e1 and role.addend is not None,
+                           m_signed=self.signed)
         high = self.finish(L, u, Hb[k : 2 * self.h])
         p.reclaim(0, 1)  # for the MULs of what follows in the block
         return high
@@ -195,6 +207,11 @@ class BaseBlock:
         if self.b.ptr:
             return load_disp(self.p, self.b.ptr, self.b.off + first, count, "b", first=first)
         return load_inc(self.p, "X", count, "b", first)
+
+    @property
+    def m_operands(self) -> str:
+        """M's operands as its phase names them."""
+        return "(A_l - A_h) * (B_h - B_l)" if self.signed else "|A_l - A_h| * |B_l - B_h|"
 
     @property
     def y_back(self) -> bool:
@@ -233,14 +250,17 @@ class BaseBlock:
     def high_operands_and_sign(self, a_lo: list[V], b_lo: list[V]):
         """A_h and B_h, |A_l - A_h| and |B_l - B_h| in place of A_l and B_l, and t (returns
         a_hi, b_hi, t, whether t is in the T flag); the operand pointers are given up as soon as
-        the form allows."""
+        the form allows.  signed_m: A_l - A_h only, and its borrow in place of t (B's
+        difference follows Hbar's product, signed_operand_b)."""
         p, a, b, m, k, form, role = self.p, self.a, self.b, self.m, self.k, self.form, self.role
+        diff = emit_diff if self.signed else emit_abs_diff
+        a_phase = "A_l - A_h, its borrow" if self.signed else "|A_l - A_h|"
         a_hi = self.a_all[k:] if a.absdiff else list(a.regs[k:]) or self.load_a(k, m - k)
         if form.push_xy:
             p.push_pointer("Y")
         if form.diff_early:
-            p.phase("|A_l - A_h|")
-            mask_al = emit_abs_diff(p, a_lo, a_hi, self.zero)
+            p.phase(a_phase)
+            mask_al = diff(p, a_lo, a_hi, self.zero)
         y_free = not a.absdiff and not a.ptr and role.free_pointers
         if y_free and form.y_early:
             free_y(p, form.scratch, role.scratch_off, self.y_back)
@@ -252,16 +272,44 @@ class BaseBlock:
             p.push_pointer("X")
         if y_free and not form.y_early:
             free_y(p, form.scratch, role.scratch_off, self.y_back)
-        p.phase("|B_l - B_h|, t" if form.diff_early else "|A_l - A_h|, |B_l - B_h|, t")
         if not form.diff_early:
-            mask_al = emit_abs_diff(p, a_lo, a_hi, self.zero)
-        mask_bl = emit_abs_diff(p, b_lo, b_hi, self.zero)
-        p.eor(mask_al, mask_bl)
+            p.phase(a_phase if self.signed else "|A_l - A_h|, |B_l - B_h|, t")
+            mask_al = diff(p, a_lo, a_hi, self.zero)
         t_in_flag = (self.variant == "branched" or form.t_flag) \
             and not nested(k, form.karatsuba_from)
+        if not self.signed:
+            if form.diff_early:
+                p.phase("|B_l - B_h|, t")
+            mask_bl = emit_abs_diff(p, b_lo, b_hi, self.zero)
+            p.eor(mask_al, mask_bl)
         if t_in_flag:  # early, to free t's register (an inner Karatsuba level would clobber T)
-            p.bst(mask_al, 0, comment="T = t")
+            p.bst(mask_al, 0, comment="T = A's borrow" if self.signed else "T = t")
         return a_hi, b_hi, mask_al, t_in_flag
+
+    def signed_operand_b(self, b_lo: list[V], b_hi: list[V]) -> tuple[list[V], V]:
+        """signed_m: B_h - B_l (modulo 2^8k) over B_h's registers, which Hbar's product has
+        read, and its borrow.  Its product with A_l - A_h is minus (A_l - A_h) (B_l - B_h), the
+        term Karatsuba subtracts, so the combination adds it."""
+        p = self.p
+        p.phase("B_h - B_l, its borrow")
+        y = list(b_hi)
+        if len(y) < self.k:  # odd m: B_h is a byte shorter
+            y.append(p.v("b"))
+            p.clr(y[-1])
+        return y, emit_diff(p, y, b_lo, self.zero)
+
+    def signed_product(self, M: list[V], x: list[V], y: list[V], sx: V, sx_in_flag: bool,
+                       sy: V) -> V:
+        """signed_m: M made the product of the signed differences (emit_signed_fix); returns
+        its sign extension."""
+        p = self.p
+        p.phase("M's high half -= (B_h - B_l if A_l < A_h) + (A_l - A_h if B_h < B_l)")
+        if sx_in_flag:
+            sx = p.v("sign")
+            p.clr(sx)
+            p.bld(sx, 0)
+            p.neg(sx, comment="A's borrow, from T")
+        return emit_signed_fix(p, M[self.k:], x, y, sx, sy, self.zero)
 
     def finish(self, L: list[V], u: list[V], top: list[V]) -> list[V] | None:
         """Store the product, hand its high half on (keep_high), or combine it into the

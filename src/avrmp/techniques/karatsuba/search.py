@@ -21,6 +21,10 @@ from .regs import ROWS_UPTO
 BASE_POOL = list(range(2, 26))
 CLEAN_BIAS = (0, 30, 60)  # eviction preferences tried per block (Allocator's clean_bias)
 REFINE = 8  # allocations of a block's cheapest forms retried with defragmentation
+# The shortest halves for which a signed M (BaseForm.signed_m) is tried: with 4- and 5-byte
+# halves its correction and the registers it holds cost what it saves (measured at 64 to 160
+# bits and at 256); from 6 bytes on it wins in some blocks (112, 168, 192 and 224 bits).
+SIGNED_M_FROM = 6
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,7 @@ class Space:
             "rows_upto": tuple(rows),
             "fold_e1": both if self.addend else no,
             "t_flag": both if branchfree else no,
+            **({"signed_m": both} if branchfree and (m + 1) // 2 >= SIGNED_M_FROM else {}),
             "combine_w": (2, 4, 8) if parent else (4,),
             "combine_keep_c": (True, False) if parent else (True,),
             "premask": both if parent and branchfree else no,
