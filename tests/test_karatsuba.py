@@ -373,3 +373,15 @@ def test_branchfree_masks_each_byte_of_m_before_its_adc() -> None:
         assert phase[i + 1][0] == "adc" and phase[i + 1][2] == phase[i][1], lines[start + i]
     reloaded = {phase[i - 1][1] for i in eors if phase[i - 1][:1] == ["ldd"]}
     assert len(reloaded) == 1
+
+
+def test_parent_m_differences_take_r1_r0() -> None:
+    """192 bits, branch-free: the M child takes the parent's 12-byte differences with r1:r0 in
+    the allocator's pool (r01_early, no MUL runs yet), so bytes land there and two of the 24
+    are spilled (three without)."""
+    lines = generate(Spec("mul", 192, "karatsuba")).asm.splitlines()
+    start = max(i for i, line in enumerate(lines) if "--- operands (12 bytes each)" in line)
+    end = next(i for i in range(start, len(lines)) if "--- L = A_l" in lines[i])
+    words = [line.split(";")[0].replace(",", " ").split() for line in lines[start:end]]
+    assert any(w[:1] == ["ld"] and w[1] in ("r0", "r1") for w in words)
+    assert sum("; spill" in line for line in lines[start:end]) <= 2

@@ -103,7 +103,9 @@ class BaseForm:
     signed_m (branch-free): M is the product of the differences A_l - A_h and B_h - B_l as they
     come (modulo 2^8k), made signed after it by their borrows (emit_signed_fix) and then added:
     no absolute values, no masking of M, and t is not needed (with t_flag, A's borrow waits in
-    the T flag instead)."""
+    the T flag instead).  r01_early (a parent's M, its operands both absolute differences): r1:r0
+    join the allocator's pool while the differences are taken, before the first MUL, so a byte
+    being subtracted need not evict an operand byte."""
 
     scratch: int = 0
     karatsuba_from: int = 0
@@ -121,6 +123,7 @@ class BaseForm:
     push_xy: bool = False
     node_l0_kept: bool = False
     signed_m: bool = False
+    r01_early: bool = False
 
     def rows(self) -> tuple[int, int, int]:
         r = self.rows_upto
@@ -227,6 +230,9 @@ class BaseBlock:
         if a.ptr and self.role.free_pointers:  # nor Y
             free_y(p, self.form.scratch, self.role.scratch_off, self.y_back)
         self.a_all = self.b_all = None
+        lend = a.absdiff and b.absdiff and self.form.r01_early
+        if lend:  # no MUL runs before L's
+            p.lend_regs(0, 1)
         if a.absdiff:  # |A1 - A2| for the parent's M: both halves through Y
             self.a_all = load_disp(p, "Y", a.off, m, "a")
             mask_a = emit_abs_diff(
@@ -239,6 +245,8 @@ class BaseBlock:
         if a.absdiff and b.absdiff:
             p.eor(mask_a, mask_b, comment="the parent's t")
             self.parent_t = mask_a
+        if lend:
+            p.reclaim(0, 1)
         if b.absdiff and self.role.free_pointers:
             p.release(26, 27)
         if a.absdiff and self.role.free_pointers:

@@ -30,8 +30,8 @@ SIGNED_M_FROM = 6
 @dataclass(frozen=True)
 class Space:
     """Which options a block's role opens to the search: addend (fold_e1), parent (the
-    combination's options), own_z (y_early, push_z, swap_m), pointers_wait (push_xy),
-    node_first (node_l0_kept)."""
+    combination's options and r01_early), own_z (y_early, push_z, swap_m), pointers_wait
+    (push_xy), node_first (node_l0_kept)."""
 
     addend: bool = True
     parent: bool = False
@@ -64,6 +64,7 @@ class Space:
             "push_z": both if self.own_z else no,
             "swap_m": both if self.own_z else no,
             "diff_early": both,
+            **({"r01_early": both} if parent else {}),
         } | ({"push_xy": both} if self.pointers_wait else {}) \
           | ({"node_l0_kept": both} if self.node_first else {})
 
