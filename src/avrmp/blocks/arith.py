@@ -25,10 +25,7 @@ def emit_diff(p, x: Sequence, y, zero) -> object:
     a function giving y's byte i, called just before it is needed, so loads interleave with the
     subtraction); returns a register holding the borrow as a mask, 0xFF when x < y: the signed
     difference is x - 2^(8 len(x)) then."""
-    get = y if callable(y) else (lambda i: y[i] if i < len(y) else None)
-    for i, xi in enumerate(x):
-        yi = get(i)
-        p.emit("sub" if i == 0 else "sbc", xi, zero if yi is None else yi)
+    emit_sub_chain(p, x, y, zero)
     mask = p.v("sign")
     p.sbc(mask, mask)
     return mask
@@ -50,8 +47,7 @@ def emit_signed_fix(p, hi: Sequence, x: Sequence, y: Sequence, sx, sy, zero) -> 
     p.neg(sx, comment="1 when both differences borrowed")
     emit_add_chain(p, y, x, zero)
     p.sbc(sx, zero)
-    for i, hi_i in enumerate(hi):
-        p.emit("sub" if i == 0 else "sbc", hi_i, y[i])
+    emit_sub_chain(p, hi, y, zero)
     p.sbc(sx, zero, comment="the signed product's sign extension")
     return sx
 
@@ -62,6 +58,16 @@ def emit_cond_negate(p, x: Sequence, mask) -> None:
         p.eor(xi, mask)
     for i, xi in enumerate(x):
         p.emit("sub" if i == 0 else "sbc", xi, mask)
+
+
+def emit_sub_chain(p, dst: Sequence, src, zero) -> None:
+    """dst -= src over len(dst) bytes, the borrow left in C (src may be shorter: the borrow
+    ripples on through zero; or a function giving src's byte i, called just before it is
+    needed)."""
+    get = src if callable(src) else (lambda i: src[i] if i < len(src) else None)
+    for i, d in enumerate(dst):
+        si = get(i)
+        p.emit("sub" if i == 0 else "sbc", d, zero if si is None else si)
 
 
 def emit_add_chain(p, dst: Sequence, src: Sequence, zero, carry_in: bool = False) -> None:
