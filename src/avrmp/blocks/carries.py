@@ -24,6 +24,11 @@ class ParkedCarries:
         """A chain whose first carry is parked already: in bit `bit` of reg, the rest zero."""
         self.at[name] = (reg, bit)
 
+    def hold(self, name: str) -> None:
+        """A chain whose first carry the code before has put in C already."""
+        assert self.in_c is None
+        self.in_c = name
+
     def enter(self, name: str, fresh: bool = False, low: bool = False) -> None:
         """Before a chunk of chain `name`: C = its carry, the carry C held parked (fresh: the
         chain's first chunk, which sets C itself; low: the carry C holds is joined next, where

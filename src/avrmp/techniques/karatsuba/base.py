@@ -358,6 +358,9 @@ class BaseBlock:
             for v in product:
                 p.eor(v, t)
             p.bst(t, 0, comment="T = t")
+            if role.outer is None:  # M's chain starts at once: C = t, its +1, parks nowhere
+                p.lsl(t, comment="C = t: the +1 of M's negation")
+                at["t_in_c"] = True
             t = None
         if role.outer is None:
             emit_combine(p, self.m, lambda i: product[i], t, self.zero, self.variant,

@@ -125,15 +125,17 @@ class Combination:
     parked and joined from a register).  defer: the routine is the leaf of a large one, whose
     caller folds the top bytes' (d, f) into its own combination (emit_top_deferred):
     R[3k..4k) is left as Hbar_hi.  carries: chains shared with another combination (the
-    fused one, which interleaves its chunks with this one's), named after `tag`."""
+    fused one, which interleaves its chunks with this one's), named after `tag`.  t_in_c
+    (premasked): C holds t already, the +1 that completes M's negation."""
 
     def __init__(self, p: VProgram, k: int, t: V | None, zero: V, sign: str, w: int = 4,
                  ptr: str = "Z", r_off: int = 0, x_lo: int = 0, carry_k: Mem | None = None,
                  out=None, keep_c: bool = True, defer: bool = False,
-                 carries: ParkedCarries | None = None, tag: str = "") -> None:
+                 carries: ParkedCarries | None = None, tag: str = "",
+                 t_in_c: bool = False) -> None:
         self.p, self.k, self.t, self.zero, self.sign, self.w = p, k, t, zero, sign, w
         self.ptr, self.r_off, self.x_lo, self.carry_k, self.out = ptr, r_off, x_lo, carry_k, out
-        self.defer, self.keep_c = defer, keep_c
+        self.defer, self.keep_c, self.t_in_c = defer, keep_c, t_in_c
         # In a signed arm the chains' ADD/ADC become SUB/SBC in the subtracting copy.
         self.signed = sign in ("branch", "signed")
         self.emit = p.signed if self.signed else p.emit
@@ -154,6 +156,8 @@ class Combination:
         if self.sign == "branch":
             p.bst(self.t, 0, comment="T = t: add M")
             p.arm_begin()
+        elif self.sign == "premasked" and self.t_in_c:
+            self.carries.hold(self.v)
         elif self.sign == "premasked":
             c1 = p.v("c1")
             p.clr(c1)

@@ -15,7 +15,9 @@ from ...program.program import Emitter, Program
 from ...target.avr.abi import ARG_REGS
 from ...target.avr.isa import POINTER_REGS, Mem
 
-ARG_SLOT = {"r": 0, "a": 2, "b": 4}  # where the entry pointers are kept in the frame
+# Where the entry pointers are kept in the frame: a and b lowest, in the order pop_pointers
+# takes them.
+ARG_SLOT = {"a": 0, "b": 2, "r": 4}
 SCRATCH_OFF, SCRATCH = 6, 40  # frame bytes lent to base blocks for spills
 
 
@@ -38,6 +40,7 @@ class Frame:
         self.origin = origin  # bytes above SP+1 where the frame starts (see frame_reader)
         self.top = self.size = origin + SCRATCH_OFF + SCRATCH
         self.read: set[str] = set()  # the entry pointers code reads back (only those are saved)
+        self.popped = 0  # bytes popped off the frame's bottom (pop_pointers)
 
     def alloc(self, nbytes: int) -> Loc:
         loc = Loc("frame", self.top)
@@ -51,10 +54,11 @@ class Frame:
     @property
     def scratch_off(self) -> int:
         """Where the scratch bytes start above SP+1 (see free_y)."""
-        return self.origin + SCRATCH_OFF
+        return self.origin + SCRATCH_OFF - self.popped
 
     def arg_slot(self, name: str) -> int:
         """Where entry pointer `name` is kept, in bytes above SP+1 (for code that reads it)."""
+        assert not self.popped, "the saved pointers were popped"
         self.read.add(name)
         return self.origin + ARG_SLOT[name]
 
@@ -100,6 +104,7 @@ def set_pointers(p: Emitter, entry: Entry | None = None, z_at: Loc | None = None
     that many bytes above SP+1 (a frame reserved by a caller, see frame_reader); frame, if
     given, supplies it and records the saved pointers read (Frame.read)."""
     if frame is not None:
+        assert not frame.popped, "the saved pointers were popped"
         origin = frame.origin
     if entry is not None and all(loc.base in ARG_REGS for loc in locs.values()):
         for ptr, loc in locs.items():
@@ -151,6 +156,22 @@ def set_pointers(p: Emitter, entry: Entry | None = None, z_at: Loc | None = None
         loaded[loc.base] = (lo, loc.off)
     if z_delta is not None:
         add_const(p, 30, z_delta)
+
+
+def pop_pointers(p: Emitter, frame: Frame, **locs: Loc) -> None:
+    """Point X and Y at the saved a and b (locs: both, at offsets that need no more than
+    add_const) by popping them off the bottom of the routine's own frame: four POPs, 8 cycles,
+    where reading SP into the reader and four LDDs take 11.  For the last code that reads the
+    saved pointers; everything above SP+1 lies 4 bytes lower from then on (Frame.popped)."""
+    assert frame.origin == 0 and not frame.popped and len(locs) == 2
+    by_base = {loc.base: (ptr, loc) for ptr, loc in locs.items()}
+    for name in ("a", "b"):  # ARG_SLOT's order
+        ptr, loc = by_base[name]
+        p.pop(lo_of(ptr), comment=f"{ptr} = the saved pointer {name}: its last read")
+        p.pop(lo_of(ptr) + 1)
+        add_const(p, lo_of(ptr), loc.off)
+        frame.read.add(name)
+    frame.popped = 4
 
 
 def _slots_within(z_off: int, origin: int, locs: dict[str, Loc]) -> bool:

@@ -44,6 +44,7 @@ from .frame import (
     close_frame,
     lo_of,
     open_frame,
+    pop_pointers,
     set_pointers,
     z_slots,
 )
@@ -52,6 +53,7 @@ from .search import Space, run_base, run_best, run_block
 MAX_BASE = 16  # largest base size whose LDD displacements and registers stay manageable
 MIN_DEFAULT_BASE = 5  # smallest base the default level choice considers
 SMALL_FRAME_SCRATCH = (0, 2, 4, 8, 16)  # spill room tried for two levels without a full frame
+POINTERS_PUSHED = 4  # the small frame's operand pointers, pushed below its spill room
 PRESET = (("X", "b"), ("Z", "r"))  # pointers a routine with its own frame gets from the wrapper
 
 
@@ -75,6 +77,7 @@ def emit_mul_node(
     choices: Choices, addend: Loc | None = None, entry: Entry | None = None,
     z_at: Loc | None = None,
     outer: OuterCombine | None = None, prelude: Prelude | None = None, defer_top: bool = False,
+    last: bool = False,
 ) -> Loc | None:
     """out[0..2n) = a[0..n) * b[0..n) with `levels` Karatsuba levels (1 = a base in registers),
     plus the n bytes at `addend` (two levels only: see emit_node_addend), which lie below out
@@ -83,7 +86,9 @@ def emit_mul_node(
     outer (two levels): the node's result feeds the parent's combination (emit_fused_combine)
     instead of going to out; prelude (two levels): the node's first block starts with it (see
     Prelude); defer_top (three levels, the routine's top node): its top bytes are left to the
-    caller of a large routine's leaf (combine.Combination).  Returns where Z points after it."""
+    caller of a large routine's leaf (combine.Combination); last (the top node of a routine
+    with its own frame): no code after this node's M child reads the saved entry pointers.
+    Returns where Z points after it."""
     node = None
     if addend is not None:
         if levels != 2 or addend.base != out.base or not 0 < out.off - addend.off <= 63 - 2 * n:
@@ -108,7 +113,7 @@ def emit_mul_node(
     if levels == 2:
         assert not defer_top, "a deferred top needs three levels"
         return _emit_m_base(p, n // 2, a, b, out, frame, variant, choices, node, outer, z_at,
-                            prelude)
+                            prelude, last)
     if levels == 3 and out.base == "r":
         _emit_m_fused(p, n // 2, a, b, out, frame, variant, choices, z_at, defer_top)
         return None
@@ -139,9 +144,10 @@ def _emit_l_and_h_nodes(p: Program, n: int, levels: int, a: Loc, b: Loc, out: Lo
 
 def _emit_m_base(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, variant: str,
                  choices: Choices, node: NodeAddend | None, outer: OuterCombine | None,
-                 z_at: Loc | None, prelude: Prelude | None) -> Loc:
+                 z_at: Loc | None, prelude: Prelude | None, last: bool = False) -> Loc:
     """Two levels: the M child is a base that finishes the combination; its operands are
-    differences it takes itself, or that the prelude stored."""
+    differences it takes itself, or that the prelude stored.  last: the routine's own top node
+    (emit_mul_node), whose M child may pop the saved pointers."""
     # Spill room: U's low half until the combination writes it; with an addend that is where
     # X_1 waits, and the consumed addend (after its carry byte) is free instead.
     spill = z_slots(node.e_off + 1, node.r_off) if node else z_slots(k, 2 * k)
@@ -152,7 +158,10 @@ def _emit_m_base(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, var
                 Src(ptr="Z", off=b.off - z_home.off))
     else:
         y_at, disp = y_reach(a, 2 * k)
-        set_pointers(p, z_at=z_at, frame=frame, X=b, Y=y_at, Z=z_home)
+        if last and outer is None and z_at == z_home and frame.origin == 0:
+            pop_pointers(p, frame, X=b, Y=y_at)
+        else:
+            set_pointers(p, z_at=z_at, frame=frame, X=b, Y=y_at, Z=z_home)
         srcs = (Src(absdiff=True, off=disp), Src(absdiff=True))
     run_base(p, spill, variant, k, *srcs, choices,
              BaseRole(parent=True, scratch_off=frame.scratch_off, node=node, outer=outer),
@@ -279,7 +288,7 @@ def _run_joint(p: Program, k: int, variant: str, choices: Choices, frame: Frame 
         if not prelude:
             vp.comment("Y still on A (A_h by displacement); X already points at B_h")
         second = BaseRole(out_off=r + 2 * k, addend=l1,
-                          scratch_off=frame.scratch_off if frame is not None else 0)
+                          scratch_off=frame.scratch_off if frame is not None else POINTERS_PUSHED)
         emit_base(vp, k, *srcs[1], v, second, form_h)
 
     lent = SCRATCH if frame is not None else scratch
@@ -388,40 +397,37 @@ def _least_spill_room(n: int, variant: str, choices: Choices) -> Kernel:
 
 
 def _build_small_frame(n: int, variant: str, scratch: int, choices: Choices) -> Kernel:
-    """Two levels with a small frame: the operand pointers are pushed for the M child and
-    `scratch` more bytes are pushed as spill room (instead of a full frame that saves all three
-    pointers and reloads them through Z); Z keeps pointing at the result throughout."""
+    """Two levels with a small frame: `scratch` bytes of spill room, then the operand pointers
+    pushed below it for the M child (instead of a full frame that saves all three pointers and
+    reloads them through Z), which pops them: 8 cycles where reading SP and four LDDs take 11.
+    Z keeps pointing at the result throughout."""
     k = n // 2
     p = Program()
     # The M child first: it needs the most spill room, so a failing size fails cheaply.
     m_child = Program()
     run_base(m_child, z_slots(k, 2 * k), variant, k, Src(absdiff=True), Src(absdiff=True),
              choices, BaseRole(parent=True, scratch_off=0), scratch=scratch, labels=p)
-    p.phase(f"save the operand pointers for the M child; {scratch} bytes of spill room")
-    for r in (26, 27, 28, 29):
-        p.push(r)
+    p.phase(f"{scratch} bytes of spill room, then the operand pointers saved for the M child")
     if scratch <= 4:
         for _ in range(scratch):
             p.push(0, comment="reserve")
-    elif scratch:
+    else:
         move_sp(p, 24, -scratch, sbiw=False)
+    for r in (26, 27, 28, 29):
+        p.push(r)
     p.comment(f"=== {8 * n}-bit Karatsuba level (2 levels): L = A_l * B_l ===")
     emit_l_and_h(p, k, Loc("a"), Loc("b"), Loc("r"), variant, choices, None, scratch=scratch)
     p.comment(f"=== {8 * n}-bit level: M = |A_l - A_h| * |B_l - B_h|, combine ===")
-    if scratch:
-        read_sp(p, 28)
-        p.ldd(26, Mem("Y", disp=scratch + 4), comment="X = b")
-        p.ldd(27, Mem("Y", disp=scratch + 3))
-        p.ldd(0, Mem("Y", disp=scratch + 2), comment="Y = a")
-        p.ldd(29, Mem("Y", disp=scratch + 1))
-        p.mov(28, 0)
-    else:
-        for r in (29, 28, 27, 26):
-            p.pop(r)
+    for r in (29, 28, 27, 26):
+        p.pop(r)
     p.extend(m_child)
     if scratch:
-        p.phase("release the frame")
-        move_sp(p, 28, scratch + 4)
+        p.phase("release the spill room")
+    if scratch <= 4:  # POPs are cheaper than an SP write up to 4 bytes
+        for _ in range(scratch):
+            p.pop(0)
+    else:
+        move_sp(p, 28, scratch)
     frame = f"{scratch + 4} bytes of stack" if scratch else "4 bytes pushed"
     return Kernel(p, {"a": 28, "b": 26, "r": 30},
                   [f"2 levels of Karatsuba, base {k} bytes, small frame ({frame})"])
@@ -438,8 +444,8 @@ def _build_framed(n: int, levels: int, variant: str, choices: Choices,
     # Its own frame's set-up uses Y only: X and Z are set by the wrapper, outside the core.
     preset = () if origin is not None else PRESET
     emit_mul_node(body, n, levels, Loc("a"), Loc("b"), Loc("r"), frame, variant, choices,
-                  entry=Entry(preset), defer_top=defer_top)
-    size = frame.size - frame.origin
+                  entry=Entry(preset), defer_top=defer_top, last=origin is None)
+    size = frame.size - frame.origin  # (pop_pointers may have released the bottom 4 bytes)
     # only the entry pointers some code reads back are saved (with Z kept on r, r is not)
     saves = [(name, lo) for name, lo in (("r", 24), ("a", 22), ("b", 20)) if name in frame.read]
     open_frame(p, size, origin, saves, sbiw=False)
@@ -448,7 +454,7 @@ def _build_framed(n: int, levels: int, variant: str, choices: Choices,
     if origin is not None:
         return Kernel(p, {}, [note + " (reserved by the caller)"], caller_frame=size,
                       top_deferred=n // 2 if defer_top else 0, r_pair=28)
-    close_frame(p, size)
+    close_frame(p, size - frame.popped)
     return Kernel(p, {arg: lo_of(ptr) for ptr, arg in preset}, [note])
 
 
