@@ -385,3 +385,40 @@ def test_parent_m_differences_take_r1_r0() -> None:
     words = [line.split(";")[0].replace(",", " ").split() for line in lines[start:end]]
     assert any(w[:1] == ["ld"] and w[1] in ("r0", "r1") for w in words)
     assert sum("; spill" in line for line in lines[start:end]) <= 2
+
+
+@pytest.mark.parametrize("bits", (192, 224))
+def test_saved_pointers_popped_where_last_read(bits: int) -> None:
+    """Two levels (192: its own frame, 224: the small frame): the M child takes X and Y from
+    four POPs (pop_pointers) instead of reading SP and four LDDs (test_catalog_size_verified
+    checks the frame above them, addressed 4 bytes lower from there on)."""
+    lines = generate(Spec("mul", bits, "karatsuba")).asm.splitlines()
+    start = next(i for i, line in enumerate(lines) if "level: M = |A_l - A_h|" in line)
+    words = [line.split(";")[0].replace(",", " ").split() for line in lines[start + 1:]]
+    assert [w[:2] for w in words[:4]] == [["pop", f"r{r}"] for r in (29, 28, 27, 26)] \
+        or [w[:2] for w in words[:4]] == [["pop", f"r{r}"] for r in (28, 29, 26, 27)]
+
+
+def test_pop_pointers_moves_the_frame() -> None:
+    """After the pointers are popped the scratch bytes lie 4 bytes lower above SP+1, and no
+    code may read a saved pointer any more."""
+    from avrmp.program.program import Program
+    from avrmp.techniques.karatsuba.frame import Frame, Loc, pop_pointers
+
+    frame = Frame()
+    before = frame.scratch_off
+    p = Program()
+    pop_pointers(p, frame, X=Loc("b"), Y=Loc("a"))
+    assert [it.operands[0] for it in p.items if getattr(it, "mnemonic", "") == "pop"] == \
+        [28, 29, 26, 27]
+    assert frame.scratch_off == before - 4 and frame.read == {"a", "b"}
+    with pytest.raises(AssertionError):
+        frame.arg_slot("r")
+
+
+def test_premasked_m_carry_from_the_mask() -> None:
+    """128 bits, branch-free: the M child's base premasks M for the top combination, which then
+    takes the +1 of M's negation from C (LSL of the mask), not from a register made by BLD."""
+    asm = generate(Spec("mul", 128, "karatsuba")).asm
+    assert "C = t: the +1 of M's negation" in asm
+    assert "C of M's chain starts as t" not in asm
