@@ -49,6 +49,22 @@ def holds_sp(p: Program, lo: int) -> bool:
                    for it in items[:i])
 
 
+SHORT_MOVE = 4  # bytes up to which PUSHes or POPs (2 cycles each) beat an SP write (9)
+
+
+def move_sp_short(p: Emitter, lo: int, delta: int, sbiw: bool = True) -> None:
+    """SP += delta: by PUSHes (allocating) or POPs (releasing) of r0 for up to SHORT_MOVE bytes,
+    else by move_sp through the pair at lo."""
+    if abs(delta) > SHORT_MOVE:
+        move_sp(p, lo, delta, sbiw=sbiw)
+        return
+    for _ in range(abs(delta)):
+        if delta < 0:
+            p.push(0, comment="reserve")
+        else:
+            p.pop(0)
+
+
 def move_sp(p: Emitter, lo: int, delta: int, sbiw: bool = True,
             holding_sp: bool = False) -> None:
     """SP += delta through the pair at lo (which ends holding the new SP): negative to allocate

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ...blocks.pointers import move_arguments
-from ...blocks.stack import move_sp, read_sp, write_sp
+from ...blocks.stack import move_sp, move_sp_short, read_sp, write_sp
 from ...errors import AvrmpError
 from ...program.program import Program
 from ...regalloc.vprogram import AllocationError, VProgram
@@ -158,7 +158,7 @@ def _emit_m_base(p: Program, k: int, a: Loc, b: Loc, out: Loc, frame: Frame, var
                 Src(ptr="Z", off=b.off - z_home.off))
     else:
         y_at, disp = y_reach(a, 2 * k)
-        if last and outer is None and z_at == z_home and frame.origin == 0:
+        if last and outer is None and z_at == z_home:
             pop_pointers(p, frame, X=b, Y=y_at)
         else:
             set_pointers(p, z_at=z_at, frame=frame, X=b, Y=y_at, Z=z_home)
@@ -408,11 +408,7 @@ def _build_small_frame(n: int, variant: str, scratch: int, choices: Choices) -> 
     run_base(m_child, z_slots(k, 2 * k), variant, k, Src(absdiff=True), Src(absdiff=True),
              choices, BaseRole(parent=True, scratch_off=0), scratch=scratch, labels=p)
     p.phase(f"{scratch} bytes of spill room, then the operand pointers saved for the M child")
-    if scratch <= 4:
-        for _ in range(scratch):
-            p.push(0, comment="reserve")
-    else:
-        move_sp(p, 24, -scratch, sbiw=False)
+    move_sp_short(p, 24, -scratch, sbiw=False)
     for r in (26, 27, 28, 29):
         p.push(r)
     p.comment(f"=== {8 * n}-bit Karatsuba level (2 levels): L = A_l * B_l ===")
@@ -423,11 +419,7 @@ def _build_small_frame(n: int, variant: str, scratch: int, choices: Choices) -> 
     p.extend(m_child)
     if scratch:
         p.phase("release the spill room")
-    if scratch <= 4:  # POPs are cheaper than an SP write up to 4 bytes
-        for _ in range(scratch):
-            p.pop(0)
-    else:
-        move_sp(p, 28, scratch)
+    move_sp_short(p, 28, scratch)
     frame = f"{scratch + 4} bytes of stack" if scratch else "4 bytes pushed"
     return Kernel(p, {"a": 28, "b": 26, "r": 30},
                   [f"2 levels of Karatsuba, base {k} bytes, small frame ({frame})"])
