@@ -19,6 +19,10 @@ MID_RETURN = 26  # where an interleaved level leaves its middle value e for its 
 # an interleaved combination's chunks: U_lo's and U_hi's bytes live at once, and from byte k/2
 # on, where the children's values fold in, two more chains with their sign bytes
 INTERLEAVE_W = (8, 6)
+# leading bytes of Hbar_lo a level in the near layout keeps in registers from the low half to
+# the high half (neither stored nor read back); the low half's later chunks form U in Hbar's
+# registers (U = Hbar + M + L_0 after Hbar is stored) to leave them room
+HBAR_KEPT = 8
 
 
 def absdiff_kept(k: int) -> int:
@@ -79,6 +83,10 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
       low:  Hbar_lo = H_lo + L_1 (to R[2k..3k)),  U_lo = L_0 + Hbar_lo -/+ M_lo (to R[k..2k))
       high: U_hi = Hbar_lo + H_hi + c -/+ M_hi (to R[2k..3k)), c the carry of Hbar_lo, its own chain
       top:  R[3k..4k) = H_hi + (d, f), d = c + the chains' carries (and M's sign extension)
+
+    Where Y reaches L_1 and H at once (the near layout, k <= 48), Hbar_lo's first HBAR_KEPT
+    bytes stay in registers from the low half to the high half, and the low half's later chunks
+    form U_lo in Hbar's own registers once Hbar is stored (low_chunk_in_place).
 
     Squaring always subtracts M.  signed (multiplication): the byte t before M says how (0xFF: add;
     M's chain adds (M xor ~t) + (~t & 1), an EOR per byte of M, which leaves the carry alone;
@@ -176,6 +184,8 @@ class LevelCombine:
         # (ADIW changes C, so between chunks, where the carries are parked): the byte of R each
         # points at.
         self.pos = {"Y": k, "Z": 2 * k}
+        self.kept_n = min(HBAR_KEPT, k) if self.near else 0
+        self.kept: list[V] = []  # Hbar_lo's leading bytes, in registers for the high half
 
     def emit(self, defer: bool, interleave: bool = False) -> VProgram:
         """Branched, each half is a signed arm (the high half's with the top bytes' (d, f));
@@ -304,8 +314,13 @@ class LevelCombine:
         bounds = [0, *self.folds, k]
         starts = [j for i, (lo, hi) in enumerate(pairwise(bounds))
                   for j in range(lo, hi, narrow if i or self.mid else w)]
+        if self.kept_n:
+            starts = sorted({*starts, self.kept_n} - {k})
         for j, end in zip(starts, starts[1:] + [k]):
-            self.low_chunk(j, end)
+            if self.kept_n and j >= self.kept_n:
+                self.low_chunk_in_place(j, end)
+            else:
+                self.low_chunk(j, end)
 
     def low_chunk(self, j: int, end: int) -> None:
         """U_lo's bytes j..end: L_0 loaded, Hbar's chunk formed and stored, U's chains."""
@@ -327,7 +342,10 @@ class LevelCombine:
         if self.parked:
             self.reach("Z", 2 * k + j, 2 * k + j + n)
         hb = self.load(hp, n, "H", j, self.at(hp, 2 * k + j))
-        ops = {"ch": partial(self.hbar_chain, hb, j),
+        keep = j < self.kept_n
+        if keep:
+            self.kept += hb
+        ops = {"ch": partial(self.hbar_chain, hb, j, not keep),
                "cu": partial(self.chain, "cu", u, hb, j == 0),
                "cm": partial(self.m_chain, u, j, j == 0)}
         if self.l_folds and j >= self.l_folds[0]:
@@ -337,11 +355,34 @@ class LevelCombine:
             p.movw(0, 26)
         self.store(lp, u, "U", j, self.at(lp, k + j))
 
-    def hbar_chain(self, hb: list, j: int) -> None:
-        """Hbar_lo's bytes j..: H's (in hb) += L_1's, stored over H_lo."""
+    def low_chunk_in_place(self, j: int, end: int) -> None:
+        """U_lo's bytes j..end in Hbar's registers (near layout, past the kept bytes): Hbar's
+        chunk formed and stored, then M's and L_0's chains (L_0 streamed through Z) turn it
+        into U: half the registers of low_chunk, one more change of chain."""
+        k, n = self.k, end - j
+        self.reach("Y", k + j, 2 * k + j + n)
+        hb = self.load("Y", n, "H", j, self.at("Y", 2 * k + j))
+        self.hbar_chain(hb, j)
+        ops = {"cm": partial(self.m_chain, hb, j, False),
+               "cu": partial(self.chain, "cu", hb, partial(self.stream_l0, j), False)}
+        if self.l_folds and j >= self.l_folds[0]:
+            ops["cl"] = partial(self.l_chain, hb, j)
+        self.run_chains(ops, leaders=tuple(ops))
+        self.pos["Z"] = end
+        self.store("Y", hb, "U", j, self.at("Y", k + j))
+
+    def stream_l0(self, j: int, q: int) -> V:
+        """L_0's byte j + q, the next one Z streams."""
+        v = self.p.v("L_0")
+        self.p.ld(v, Mem("Z", "+"), comment=f"L_0[{j + q}]")
+        return v
+
+    def hbar_chain(self, hb: list, j: int, store: bool = True) -> None:
+        """Hbar_lo's bytes j..: H's (in hb) += L_1's, stored over H_lo (unless kept)."""
         k = self.k
         self.chain("ch", hb, self.lazy(self.lp, "L_1", j, self.at(self.lp, k + j)), j == 0)
-        self.store(self.hp, hb, "Hbar_lo", j, self.at(self.hp, 2 * k + j))
+        if store:
+            self.store(self.hp, hb, "Hbar_lo", j, self.at(self.hp, 2 * k + j))
 
     def run_chains(self, ops: dict, leaders: tuple = ("cu", "cm", "cl")) -> None:
         """A chunk's chains (name -> emitter), in their order but first the one whose carry C
@@ -423,7 +464,9 @@ class LevelCombine:
         self.reach("Y", 2 * k + j, (3 * k if near else 2 * k) + j + n)
         if not near:
             self.reach("Z", 3 * k + j, 3 * k + j + n)
-        u = self.load("Y", n, "Hbar_lo", j, self.at("Y", 2 * k + j))
+        kept = self.kept[j:end]
+        u = kept + self.load("Y", n - len(kept), "Hbar_lo", j + len(kept),
+                             self.at("Y", 2 * k + j + len(kept)))
         h_hi = self.lazy(self.hp_high, "H", k + j, self.at(self.hp_high, 3 * k + j))
 
         def middle() -> None:
