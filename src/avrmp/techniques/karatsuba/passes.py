@@ -19,10 +19,19 @@ MID_RETURN = 26  # where an interleaved level leaves its middle value e for its 
 # an interleaved combination's chunks: U_lo's and U_hi's bytes live at once, and from byte k/2
 # on, where the children's values fold in, two more chains with their sign bytes
 INTERLEAVE_W = (8, 6)
-# leading bytes of Hbar_lo a level in the near layout keeps in registers from the low half to
-# the high half (neither stored nor read back); the low half's later chunks form U in Hbar's
-# registers (U = Hbar + M + L_0 after Hbar is stored) to leave them room
-HBAR_KEPT = 8
+# Hbar_lo's leading bytes a level in the near layout keeps in registers from the low half to
+# the high half (neither stored nor read back), and the width of the low half's later chunks,
+# which form U in Hbar's registers to leave them room: 14 and 4 where the halves have at most
+# 32 bytes and L's chain starts at U_lo[k/2], else (48-byte halves, whose deferred values end
+# chunks more often, or L's chain from U_lo[0] with the children's middle values) 8 and 8.
+HBAR_KEPT_MOST, HBAR_KEPT_FEWER = (14, 4), (8, 8)
+
+
+def hbar_kept(k: int, mid: bool) -> tuple[int, int]:
+    """(bytes of Hbar_lo kept, width of the chunks after them) for a near level of k-byte
+    halves (mid: see level_combine)."""
+    n, w = HBAR_KEPT_MOST if k <= 32 and not mid else HBAR_KEPT_FEWER
+    return min(n, k), w
 
 
 def absdiff_kept(k: int) -> int:
@@ -84,8 +93,8 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
       high: U_hi = Hbar_lo + H_hi + c -/+ M_hi (to R[2k..3k)), c the carry of Hbar_lo, its own chain
       top:  R[3k..4k) = H_hi + (d, f), d = c + the chains' carries (and M's sign extension)
 
-    Where Y reaches L_1 and H at once (the near layout, k <= 48), Hbar_lo's first HBAR_KEPT
-    bytes stay in registers from the low half to the high half, and the low half's later chunks
+    Where Y reaches L_1 and H at once (the near layout, k <= 48), Hbar_lo's first bytes
+    (hbar_kept) stay in registers from the low half to the high half, and the low half's later chunks
     form U_lo in Hbar's own registers once Hbar is stored (low_chunk_in_place).
 
     Squaring always subtracts M.  signed (multiplication): the byte t before M says how (0xFF: add;
@@ -184,7 +193,7 @@ class LevelCombine:
         # (ADIW changes C, so between chunks, where the carries are parked): the byte of R each
         # points at.
         self.pos = {"Y": k, "Z": 2 * k}
-        self.kept_n = min(HBAR_KEPT, k) if self.near else 0
+        self.kept_n, self.in_place_w = hbar_kept(k, mid) if self.near else (0, w)
         self.kept: list[V] = []  # Hbar_lo's leading bytes, in registers for the high half
 
     def emit(self, defer: bool, interleave: bool = False) -> VProgram:
@@ -314,8 +323,9 @@ class LevelCombine:
         bounds = [0, *self.folds, k]
         starts = [j for i, (lo, hi) in enumerate(pairwise(bounds))
                   for j in range(lo, hi, narrow if i or self.mid else w)]
-        if self.kept_n:
-            starts = sorted({*starts, self.kept_n} - {k})
+        if self.kept_n:  # chunks of w up to the kept bytes' end, then narrower ones in place
+            starts = sorted({*range(0, self.kept_n, w), *range(self.kept_n, k, self.in_place_w),
+                             *self.folds} - {k})
         for j, end in zip(starts, starts[1:] + [k]):
             if self.kept_n and j >= self.kept_n:
                 self.low_chunk_in_place(j, end)
