@@ -317,15 +317,16 @@ class LevelCombine:
             add_const(p, 30, 2 * k)
             p.movw(0, 26, comment="park the M pointer in r1:r0")
         p.phase(f"low half: Hbar_lo = H_lo + L_1, U_lo = L_0 + Hbar_lo -/+ M_lo ({k} bytes)")
-        # where L's chain runs, branch-free multiplication's t leaves it two registers fewer
-        # (where no pointer is parked, r1:r0 make up for it)
-        narrow = w - 2 if self.t is not None and self.parked else w
-        bounds = [0, *self.folds, k]
-        starts = [j for i, (lo, hi) in enumerate(pairwise(bounds))
-                  for j in range(lo, hi, narrow if i or self.mid else w)]
         if self.kept_n:  # chunks of w up to the kept bytes' end, then narrower ones in place
             starts = sorted({*range(0, self.kept_n, w), *range(self.kept_n, k, self.in_place_w),
                              *self.folds} - {k})
+        else:
+            # where L's chain runs, branch-free multiplication's t leaves it two registers
+            # fewer (where no pointer is parked, r1:r0 make up for it)
+            narrow = w - 2 if self.t is not None and self.parked else w
+            bounds = [0, *self.folds, k]
+            starts = [j for i, (lo, hi) in enumerate(pairwise(bounds))
+                      for j in range(lo, hi, narrow if i or self.mid else w)]
         for j, end in zip(starts, starts[1:] + [k]):
             if self.kept_n and j >= self.kept_n:
                 self.low_chunk_in_place(j, end)
