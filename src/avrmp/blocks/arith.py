@@ -78,14 +78,18 @@ def emit_add_chain(p, dst: Sequence, src: Sequence, zero, carry_in: bool = False
 
 
 def emit_ripple_mem(p, ptr: str, n: int, src, first_src=None, carry_in: bool = False,
-                    name: str = "R", first: int = 0) -> None:
+                    name: str = "R", first: int = 0, held: Sequence = ()) -> None:
     """The n bytes at ptr += src (one register for every byte, first_src for byte 0) in one
     carry chain, byte by byte: LD, ADC, ST with post-increment, which leave the carry alone, so
     nothing is parked and no pointer is adjusted (ptr ends n bytes further on).  first: the
-    index of the first byte, for the comments."""
+    index of the first byte, for the comments; held: registers that hold the last len(held)
+    bytes already (no LD)."""
     for q in range(n):
-        v = p.v("h")
-        p.ld(v, Mem(ptr), comment=f"{name}[{first + q}]")
+        if q >= n - len(held):
+            v = held[q - n + len(held)]
+        else:
+            v = p.v("h")
+            p.ld(v, Mem(ptr), comment=f"{name}[{first + q}]")
         op = "adc" if q or carry_in else "add"
         p.emit(op, v, first_src if q == 0 and first_src is not None else src)
         p.st(Mem(ptr, "+"), v)

@@ -25,6 +25,9 @@ INTERLEAVE_W = (8, 6)
 # 32 bytes and L's chain starts at U_lo[k/2], else (48-byte halves, whose deferred values end
 # chunks more often, or L's chain from U_lo[0] with the children's middle values) 8 and 8.
 HBAR_KEPT_MOST, HBAR_KEPT_FEWER = (14, 4), (8, 8)
+# H_hi's bytes in the high half's last chunk, if it has at most this many, stay in registers
+# for the top bytes' ripple, which then stores them without loading them again
+TOP_KEPT = 8
 
 
 def hbar_kept(k: int, mid: bool) -> tuple[int, int]:
@@ -195,6 +198,8 @@ class LevelCombine:
         self.pos = {"Y": k, "Z": 2 * k}
         self.kept_n, self.in_place_w = hbar_kept(k, mid) if self.near else (0, w)
         self.kept: list[V] = []  # Hbar_lo's leading bytes, in registers for the high half
+        self.kept_hi: list[V] = []  # H_hi's last bytes, in registers for the top bytes
+        self.keep_top = False  # whether this level ripples its own top bytes
 
     def emit(self, defer: bool, interleave: bool = False) -> VProgram:
         """Branched, each half is a signed arm (the high half's with the top bytes' (d, f));
@@ -206,6 +211,7 @@ class LevelCombine:
             p.mov(MID_RETURN, e, comment="e, U_hi's carry-in, for the caller")
             self.top(d, f, defer=True)
             return p
+        self.keep_top = not defer
         y = 2 * self.k if self.stream else self.k  # where the low half's first chunk needs it
         p.movw(28, 24)
         add_const(p, 28, y)
@@ -463,7 +469,9 @@ class LevelCombine:
             self.s0 = s
         else:
             self.carries.seed("ch", s)
-        starts = sorted(set(range(0, k, self.w_high)) | set(self.folds))
+        # a last chunk of TOP_KEPT bytes, whose H_hi the top bytes take from registers
+        last = {k - TOP_KEPT} if self.keep_top and k > TOP_KEPT else set()
+        starts = sorted(set(range(0, k, self.w_high)) | set(self.folds) | last)
         for j, end in zip(starts, starts[1:] + [k]):
             self.high_chunk(j, end)
         return self.ext
@@ -479,6 +487,8 @@ class LevelCombine:
         u = kept + self.load("Y", n - len(kept), "Hbar_lo", j + len(kept),
                              self.at("Y", 2 * k + j + len(kept)))
         h_hi = self.lazy(self.hp_high, "H", k + j, self.at(self.hp_high, 3 * k + j))
+        if self.keep_top and end == k:
+            h_hi = partial(self.kept_for_top, h_hi)
 
         def middle() -> None:
             if j in self.folds:
@@ -495,6 +505,12 @@ class LevelCombine:
         first, last = ("cm", "cu") if self.carries.in_c == "cm" else ("cu", "cm")
         self.run_chains({first: ends[first], "ch": middle, last: ends[last]})
         self.store("Y", u, "U", k + j, self.at("Y", 2 * k + j))
+
+    def kept_for_top(self, load, q: int) -> V:
+        """load(q), kept for the top bytes."""
+        v = load(q)
+        self.kept_hi.append(v)
+        return v
 
     def fold_deferred_tops(self, u: list, ext: V, j: int) -> V:
         """The children's quarters are short at U_hi[j] by s = d_L - d_M + d_H (multiplication:
@@ -582,9 +598,12 @@ class LevelCombine:
             self.sign_byte(g, e, "its sign byte")
             addends.append((e, g))
         bounds = [0, *self.folds, k]
+        kept_from = k - len(self.kept_hi)  # H_hi's bytes from there on are in registers
         for i, (value, sign) in enumerate(addends):
-            emit_ripple_mem(p, "Y", bounds[i + 1] - bounds[i], sign, first_src=value,
-                            carry_in=bool(i), name="H_hi", first=bounds[i])
+            lo, hi = bounds[i], bounds[i + 1]
+            held = self.kept_hi[max(lo - kept_from, 0):max(hi - kept_from, 0)]
+            emit_ripple_mem(p, "Y", hi - lo, sign, first_src=value, carry_in=bool(i),
+                            name="H_hi", first=lo, held=held)
 
     def both_halves(self) -> tuple[V, V, V]:
         """Interleaved (see level_combine): chunk by chunk, Hbar_lo = H_lo + L_1 in registers,
