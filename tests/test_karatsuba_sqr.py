@@ -125,6 +125,16 @@ def test_top_bytes_take_h_hi_tail_from_registers(op):
     assert loaded == {i: 1 for i in range(32 - TOP_KEPT)}
 
 
+def test_level_takes_t_and_m_from_the_m_call_pointers():
+    """512 bits, branch-free: after M's call, Z reaches t (just below M) by one pre-decrementing
+    LD, and X takes M's address from Y, where M's call left its result pointer (test_large_mul_512
+    verifies the routine)."""
+    asm = generate(Spec("mul", 512, "karatsuba")).asm
+    after_m = asm.split("summed where they land and pushed")[1].split("--- low half")[0]
+    assert "ld r23, -Z" in after_m
+    assert re.search(r"^\tmovw r26, r28$", after_m, re.MULTILINE)
+
+
 def test_lowest_level_interleaves(tmp_path):
     """The lowest level below the top forms U_lo and U_hi in one pass (a signed arm when
     branched: verified here; test_large verifies the branch-free ones) and leaves U_hi's

@@ -132,8 +132,11 @@ def _push_deferred(p: Program, k: int, lay: dict[str, int], values: int, mul: bo
     reader = origin - reader_shift(origin + len(order)) - 1  # see frame_reader, after the pushes
     z_at = lay["m"] + z_in_m
     if mul:
-        add_const(p, 30, lay["t"] - z_at)
-        p.ldd(23, Mem("Z", disp=0), comment="t")
+        if lay["t"] == z_at - 1:  # t just below M: one pre-decrementing LD moves Z there
+            p.ld(23, Mem("Z", "-"), comment="t")
+        else:
+            add_const(p, 30, lay["t"] - z_at)
+            p.ldd(23, Mem("Z", disp=0), comment="t")
         z_at = lay["t"]
     # the slots are read from the reader's place where LDD reaches them, else from their own
     slot = {18: lay["l_top"], 19: lay["l_top"] + 1, 16: lay["l_top"] + 2,
@@ -260,7 +263,12 @@ def emit_level(p: Program, n: int, op: str, child: str, origin: int,
     p.ldd(25, Mem("Z", disp=r_slot + 1))
     # branch-free, the combination takes t from the register the sums above left it in
     t_reg = 23 if mul and values and not branched else None
-    _frame_ptr(p, 26, (lay["t"] if mul and t_reg is None else lay["m"]) - origin + shift)
+    x_to = lay["t"] if mul and t_reg is None else lay["m"]
+    if values and child_ptr[0] == 28:  # Y is still where M's call left it, in M
+        p.movw(26, 28)
+        add_const(p, 26, x_to - lay["m"] - child_ptr[1])
+    else:
+        _frame_ptr(p, 26, x_to - origin + shift)
     _run(p, level_combine(k, mul, values=values, defer=not alloc, branched=branched, mid=mid,
                           interleave=interleave, t_reg=t_reg))
     if alloc:
