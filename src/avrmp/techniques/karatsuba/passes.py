@@ -25,8 +25,8 @@ INTERLEAVE_W = (8, 6)
 # 32 bytes and L's chain starts at U_lo[k/2], else (48-byte halves, whose deferred values end
 # chunks more often, or L's chain from U_lo[0] with the children's middle values) 8 and 8.
 HBAR_KEPT_MOST, HBAR_KEPT_FEWER = (14, 4), (8, 8)
-# H_hi's bytes in the high half's last chunk, if it has at most this many, stay in registers
-# for the top bytes' ripple, which then stores them without loading them again
+# the bytes of the high half's last chunk, whose H_hi stay in registers for the top bytes'
+# ripple (a level that ripples its own), which then stores them without loading them again
 TOP_KEPT = 8
 
 
@@ -97,8 +97,9 @@ def level_combine(k: int, signed: bool, w: int = 8, w_high: int | None = None,
       top:  R[3k..4k) = H_hi + (d, f), d = c + the chains' carries (and M's sign extension)
 
     Where Y reaches L_1 and H at once (the near layout, k <= 48), Hbar_lo's first bytes
-    (hbar_kept) stay in registers from the low half to the high half, and the low half's later chunks
-    form U_lo in Hbar's own registers once Hbar is stored (low_chunk_in_place).
+    (hbar_kept) stay in registers from the low half to the high half, and the low half's later
+    chunks form U_lo in Hbar's own registers once Hbar is stored (low_chunk_in_place).  Without
+    defer, the high half's last TOP_KEPT bytes of H_hi stay in registers for the top bytes.
 
     Squaring always subtracts M.  signed (multiplication): the byte t before M says how (0xFF: add;
     M's chain adds (M xor ~t) + (~t & 1), an EOR per byte of M, which leaves the carry alone;
