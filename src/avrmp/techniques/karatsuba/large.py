@@ -264,11 +264,7 @@ def emit_level(p: Program, n: int, op: str, child: str, origin: int,
     # branch-free, the combination takes t from the register the sums above left it in
     t_reg = 23 if mul and values and not branched else None
     x_to = lay["t"] if mul and t_reg is None else lay["m"]
-    if values and child_ptr[0] == 28:  # Y is still where M's call left it, in M
-        p.movw(26, 28)
-        add_const(p, 26, x_to - lay["m"] - child_ptr[1])
-    else:
-        _frame_ptr(p, 26, x_to - origin + shift)
+    _x_for_combination(p, x_to - lay["m"], child_ptr if values else None, x_to - origin + shift)
     _run(p, level_combine(k, mul, values=values, defer=not alloc, branched=branched, mid=mid,
                           interleave=interleave, t_reg=t_reg))
     if alloc:
@@ -278,6 +274,17 @@ def emit_level(p: Program, n: int, op: str, child: str, origin: int,
         p.ret()
     else:
         p.jmp(done)
+
+
+def _x_for_combination(p: Program, past_m: int, m_ptr: tuple[int, int] | None,
+                       frame_off: int) -> None:
+    """X to M + past_m for the combination: from Y where M's call left its result pointer in
+    it (m_ptr: the pair and how far into M), else from Z on the frame (frame_off from it)."""
+    if m_ptr is not None and m_ptr[0] == 28:
+        p.movw(26, 28)
+        add_const(p, 26, past_m - m_ptr[1])
+    else:
+        _frame_ptr(p, 26, frame_off)
 
 
 def _h_args(p: Program, k: int, shift: int, mul: bool, from_l: tuple[int, int] | None) -> None:
