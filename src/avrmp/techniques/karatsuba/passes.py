@@ -26,8 +26,9 @@ INTERLEAVE_W = (8, 6)
 # chunks more often, or L's chain from U_lo[0] with the children's middle values) 8 and 8.
 HBAR_KEPT_MOST, HBAR_KEPT_FEWER = (14, 4), (8, 8)
 # the bytes of the high half's last chunk, whose H_hi stay in registers for the top bytes'
-# ripple (a level that ripples its own), which then stores them without loading them again
-TOP_KEPT = 8
+# ripple (a level that ripples its own), which then stores them without loading them again;
+# each takes the register of the byte of U stored just before it
+TOP_KEPT = 16
 
 
 def hbar_kept(k: int, mid: bool) -> tuple[int, int]:
@@ -252,12 +253,13 @@ class LevelCombine:
         return rel - self.pos[ptr]
 
     def chain(self, name: str, dst: list, src, first: bool, op: str = "add",
-              signed: bool = False) -> None:
+              signed: bool = False, then=None) -> None:
         """dst += src (or -= with op "sub"; op "adc" adds with the carry already set; src a list,
         a function of the byte's index that loads it just before it is needed, or one register
         for every byte), the carry revived before (unless this is the chain's first chunk, or
         C still holds it) and left in C.  signed: the additions subtract in a signed arm's
-        subtracting copy."""
+        subtracting copy.  then(q, x): called after byte q's instruction (a store, which frees
+        x's register for the next byte's load)."""
         p = self.p
         self.carries.enter(name, fresh=first)
         for q, x in enumerate(dst):
@@ -267,6 +269,8 @@ class LevelCombine:
                 p.signed(mnemonic, x, y)
             else:
                 p.emit(mnemonic, x, y)
+            if then is not None:
+                then(q, x)
 
     def m_chain(self, u: list, j: int, first: bool, name: str = "cm") -> None:
         """U -/+= M's bytes j.. (through X).  Chain "cn" (interleaved: M_hi's own chain) starts
@@ -470,9 +474,10 @@ class LevelCombine:
             self.s0 = s
         else:
             self.carries.seed("ch", s)
-        # a last chunk of TOP_KEPT bytes, whose H_hi the top bytes take from registers
-        last = {k - TOP_KEPT} if self.keep_top and k > TOP_KEPT else set()
-        starts = sorted(set(range(0, k, self.w_high)) | set(self.folds) | last)
+        # the last TOP_KEPT bytes in one chunk (split only where values fold in), whose H_hi
+        # the top bytes take from registers
+        kept_from = max(k - TOP_KEPT, 0) if self.keep_top else k
+        starts = sorted({*range(0, kept_from, self.w_high), *self.folds, kept_from} - {k})
         for j, end in zip(starts, starts[1:] + [k]):
             self.high_chunk(j, end)
         return self.ext
@@ -488,8 +493,7 @@ class LevelCombine:
         u = kept + self.load("Y", n - len(kept), "Hbar_lo", j + len(kept),
                              self.at("Y", 2 * k + j + len(kept)))
         h_hi = self.lazy(self.hp_high, "H", k + j, self.at(self.hp_high, 3 * k + j))
-        if self.keep_top and end == k:
-            h_hi = partial(self.kept_for_top, h_hi)
+        keep = self.keep_top and j >= k - TOP_KEPT
 
         def middle() -> None:
             if j in self.folds:
@@ -499,6 +503,16 @@ class LevelCombine:
             else:
                 self.chain("ch", u, self.ext, False)
 
+        if keep:
+            # H_hi's chain goes last and stores each byte of U at once, so H_hi's next byte,
+            # kept for the top bytes, can take the register U's byte leaves
+            def store(q: int, x: V) -> None:
+                self.store("Y", [x], "U", k + j + q, self.at("Y", 2 * k + j + q))
+
+            self.run_chains({"cm": partial(self.m_chain, u, k + j, False), "ch": middle,
+                             "cu": partial(self.chain, "cu", u, partial(self.kept_for_top, h_hi),
+                                           False, then=store)}, leaders=())
+            return
         # The chains are independent here; the middle one stays in the middle, so either end
         # can go first in the next chunk.
         ends = {"cu": partial(self.chain, "cu", u, h_hi, False),
