@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import shutil
 import warnings
 from pathlib import Path
@@ -422,3 +423,11 @@ def test_premasked_m_carry_from_the_mask() -> None:
     asm = generate(Spec("mul", 128, "karatsuba")).asm
     assert "C = t: the +1 of M's negation" in asm
     assert "C of M's chain starts as t" not in asm
+
+
+def test_load_comments_name_each_byte() -> None:
+    """The generated code names each byte it loads by its own index (the node's addend E of
+    a 256-bit routine: e[0]..e[15], not e[0] sixteen times)."""
+    asm = generate(Spec("mul", 256, "karatsuba")).asm
+    phase = asm.split("--- R_0 = P_0 + E_0")[1].split("; ---")[0].split("; ===")[0]
+    assert re.findall(r"; (e\[\d+\])", phase) == [f"e[{i}]" for i in range(16)]

@@ -307,11 +307,11 @@ def emit_node_addend(p: VProgram, low: list[V], e_off: int, out_off: int, zero: 
     m = len(low)
     p.phase("R_0 = P_0 + E_0, X_1 = P_0 + E_1 (the node's addend)")
     for i, x in enumerate(low):
-        e = load_disp(p, "Z", e_off + i, 1, "e")[0]
+        e = load_disp(p, "Z", e_off + i, 1, "e", first=i)[0]
         p.emit("adc" if i else "add", e, x)
         p.std(Mem("Z", disp=out_off + i), e, comment=f"r[{i}]")
     for i, x in enumerate(low):
-        e = load_disp(p, "Z", e_off + m + i, 1, "e")[0]
+        e = load_disp(p, "Z", e_off + m + i, 1, "e", first=m + i)[0]
         p.adc(x, e)
     ce = p.v("ce")
     p.clr(ce)
@@ -330,7 +330,7 @@ def emit_mem_add_l1(p: VProgram, k: int, w: int = 8) -> None:
         cols = range(j, min(j + w, 2 * k))
         hs = load_disp(p, "Z", k + j, len(cols), "h")
         for hv, col in zip(hs, cols):
-            lv = load_disp(p, "Z", col, 1, "l")[0] if col < k else zero
+            lv = load_disp(p, "Z", col, 1, "l", first=col)[0] if col < k else zero
             p.emit("adc" if col else "add", hv, lv)
         store_disp(p, "Z", k + j, hs, "h")
 

@@ -286,7 +286,7 @@ def _emit_m_and_combine(p: Program, k: int, levels: int, plain: bool, a: Loc, ou
     vp.clr(zero)
     combine = SqrCombine(vp, k, zero, defer=defer_top)
     for i in range(2 * k):
-        combine.push(load_disp(vp, "Y", i, 1, "m")[0])
+        combine.push(load_disp(vp, "Y", i, 1, "m", first=i)[0])
     allocate(vp, BASE_POOL, p)
     _forget(ptrs)
     frame.free(diff)
