@@ -202,6 +202,7 @@ class LevelCombine:
         self.kept: list[V] = []  # Hbar_lo's leading bytes, in registers for the high half
         self.kept_hi: list[V] = []  # H_hi's last bytes, in registers for the top bytes
         self.keep_top = False  # whether this level ripples its own top bytes
+        self.kept_hi_from = k  # the byte of H_hi from which on the high half keeps them
 
     def emit(self, defer: bool, interleave: bool = False) -> VProgram:
         """Branched, each half is a signed arm (the high half's with the top bytes' (d, f));
@@ -476,8 +477,9 @@ class LevelCombine:
             self.carries.seed("ch", s)
         # the last TOP_KEPT bytes in one chunk (split only where values fold in), whose H_hi
         # the top bytes take from registers
-        kept_from = max(k - TOP_KEPT, 0) if self.keep_top else k
-        starts = sorted({*range(0, kept_from, self.w_high), *self.folds, kept_from} - {k})
+        self.kept_hi_from = max(k - TOP_KEPT, 0) if self.keep_top else k
+        starts = sorted({*range(0, self.kept_hi_from, self.w_high), *self.folds,
+                         self.kept_hi_from} - {k})
         for j, end in zip(starts, starts[1:] + [k]):
             self.high_chunk(j, end)
         return self.ext
@@ -493,7 +495,6 @@ class LevelCombine:
         u = kept + self.load("Y", n - len(kept), "Hbar_lo", j + len(kept),
                              self.at("Y", 2 * k + j + len(kept)))
         h_hi = self.lazy(self.hp_high, "H", k + j, self.at(self.hp_high, 3 * k + j))
-        keep = self.keep_top and j >= k - TOP_KEPT
 
         def middle() -> None:
             if j in self.folds:
@@ -503,7 +504,7 @@ class LevelCombine:
             else:
                 self.chain("ch", u, self.ext, False)
 
-        if keep:
+        if j >= self.kept_hi_from:
             # H_hi's chain goes last and stores each byte of U at once, so H_hi's next byte,
             # kept for the top bytes, can take the register U's byte leaves
             def store(q: int, x: V) -> None:
