@@ -201,8 +201,9 @@ class LevelCombine:
         self.kept_n, self.in_place_w = hbar_kept(k, mid) if self.near else (0, w)
         self.kept: list[V] = []  # Hbar_lo's leading bytes, in registers for the high half
         self.kept_hi: list[V] = []  # H_hi's last bytes, in registers for the top bytes
-        self.keep_top = False  # whether this level ripples its own top bytes
-        self.kept_hi_from = k  # the byte of H_hi from which on the high half keeps them
+        # the byte of H_hi from which on the high half keeps them for the top bytes (a level
+        # that ripples its own: the last TOP_KEPT)
+        self.kept_hi_from = k
 
     def emit(self, defer: bool, interleave: bool = False) -> VProgram:
         """Branched, each half is a signed arm (the high half's with the top bytes' (d, f));
@@ -214,7 +215,8 @@ class LevelCombine:
             p.mov(MID_RETURN, e, comment="e, U_hi's carry-in, for the caller")
             self.top(d, f, defer=True)
             return p
-        self.keep_top = not defer
+        if not defer:
+            self.kept_hi_from = max(self.k - TOP_KEPT, 0)
         y = 2 * self.k if self.stream else self.k  # where the low half's first chunk needs it
         p.movw(28, 24)
         add_const(p, 28, y)
@@ -477,7 +479,6 @@ class LevelCombine:
             self.carries.seed("ch", s)
         # the last TOP_KEPT bytes in one chunk (split only where values fold in), whose H_hi
         # the top bytes take from registers
-        self.kept_hi_from = max(k - TOP_KEPT, 0) if self.keep_top else k
         starts = sorted({*range(0, self.kept_hi_from, self.w_high), *self.folds,
                          self.kept_hi_from} - {k})
         for j, end in zip(starts, starts[1:] + [k]):
@@ -614,7 +615,7 @@ class LevelCombine:
             self.sign_byte(g, e, "its sign byte")
             addends.append((e, g))
         bounds = [0, *self.folds, k]
-        kept_from = k - len(self.kept_hi)  # H_hi's bytes from there on are in registers
+        kept_from = self.kept_hi_from  # H_hi's bytes from there on are in registers
         for i, (value, sign) in enumerate(addends):
             lo, hi = bounds[i], bounds[i + 1]
             held = self.kept_hi[max(lo - kept_from, 0):max(hi - kept_from, 0)]
