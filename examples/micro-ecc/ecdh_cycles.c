@@ -3,9 +3,9 @@
    secret is timed; party B's is computed after it, and "ok" means both succeeded and agree.  The
    random numbers come from a fixed linear congruential generator: the runs are repeatable, not
    secure. */
-#include <string.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <avr/io.h>
 #include "uECC.h"
 
