@@ -78,3 +78,27 @@ def test_profile_bad_input(argv, needle, tmp_path, capsys) -> None:
     status, out, err = run([*argv, "--json", report], capsys)
     assert_one_error(status, err, needle)
     assert out == "" and not report.exists()
+
+
+@needs_toolchain
+def test_profile_refuses_a_wrong_result(capsys) -> None:
+    """m16 is a 16-bit routine: run as a 32-bit one its product is wrong, and a profile of it
+    would time something else."""
+    status, out, err = run(["profile", ASM / "m16.S", "--symbol", "m16", "--bits", "32",
+                            "--op", "mul", "--seed", "3"], capsys)
+    assert_one_error(status, err, "result is wrong")
+    assert out == ""
+
+
+@needs_toolchain
+def test_profile_passes_a_run_time_length(tmp_path, capsys) -> None:
+    """An avrmp routine whose length is a run-time argument says so on its spec line, and
+    profile passes the length as verify --len-arg does: the same core cycles."""
+    spec = Spec("mul", 64, "rps")
+    asm, _ = write_routine(generate(spec), tmp_path)
+    fw = build_firmware(asm, spec.symbol, spec.mcu, tmp_path)
+    report = verify_firmware(fw, "mul", 8, tests=4, seed=1, int_args=(8,), interrupts=False)
+    status, out, err = run(["profile", asm, "--symbol", spec.symbol, "--bits", "64", "--op",
+                            "mul", "--seed", "1"], capsys)
+    assert status == 0 and err == ""
+    assert out.startswith(f"{spec.symbol}: {report.core_cycles} core cycles")

@@ -179,3 +179,30 @@ def test_generation_from_the_table_is_fast(tmp_path) -> None:
                  "--op", "mul")
     assert gen < 2.0, f"gen took {gen:.2f} s"
     assert gen + check < 5.0, f"gen + verify took {gen + check:.2f} s"
+
+
+def test_rebuild_keeps_a_hand_edited_file(tmp_path, capsys) -> None:
+    """Rebuilding into the file's own folder overwrites it only when the text is the same."""
+    asm, _ = write_routine(generate(Spec("mul", 64, "product-scanning")), tmp_path)
+    assert main(["rebuild", str(asm), "-o", str(tmp_path)]) == 0
+    assert "identical" in capsys.readouterr().out
+    edited = asm.read_text() + "; my own note\n"
+    asm.write_text(edited)
+    assert main(["rebuild", str(asm), "-o", str(tmp_path)]) == 2
+    assert "overwrite" in capsys.readouterr().err
+    assert asm.read_text() == edited
+
+
+@pytest.mark.parametrize("old, new", [('"order": 0', '"order": 99'),
+                                      ('"order": 0', '"order": "x"'),
+                                      ('{"order": 0', '{"order": ')],
+                         ids=["out of range", "wrong type", "unreadable"])
+def test_rebuild_refuses_tampered_choices(old, new, tmp_path, capsys) -> None:
+    asm, _ = write_routine(generate(Spec("mul", 64, "product-scanning")), tmp_path)
+    text = asm.read_text()
+    assert old in text
+    asm.write_text(text.replace(old, new, 1))
+    assert main(["rebuild", str(asm), "-o", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("avrmp: error: ") and len(err.splitlines()) == 1
+    assert not (tmp_path / "out").exists()

@@ -52,10 +52,16 @@ from .verify.host64 import verify_host, write_host_source
 from .verify.profile import format_profile, profile_firmware
 from .verify.toolchain import build_firmware
 
+LEN_ARG_HELP = ("the routine takes the operand length in bytes (bits/8) as a uint16_t after the "
+                "pointers, e.g. void f(uint8_t *r, const uint8_t *a, const uint8_t *b, uint16_t "
+                "len) (avrmp's --algo rps routines)")
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, status 2, no usage dump
-        self.exit(2, f"avrmp: error: {message} (see avrmp {self.prog.split()[-1]} --help)\n")
+        command = self.prog.split()[-1]
+        see = "avrmp --help" if command == "avrmp" else f"avrmp {command} --help"
+        self.exit(2, f"avrmp: error: {message} (see {see})\n")
 
 
 def _csv(kind):
@@ -209,12 +215,7 @@ def _add_verify_parser(sub) -> None:
                    "earlier run (default: a fresh seed, printed)")
     v.add_argument("--no-interrupts", action="store_true",
                    help="skip the interrupt taken after every instruction (reported)")
-    v.add_argument(
-        "--len-arg", action="store_true",
-        help="the routine takes the operand length in bytes (bits/8) as a uint16_t after the "
-        "pointers, e.g. void f(uint8_t *r, const uint8_t *a, const uint8_t *b, uint16_t len) "
-        "(avrmp's --algo rps routines)",
-    )
+    v.add_argument("--len-arg", action="store_true", help=LEN_ARG_HELP)
 
 
 def _add_profile_parser(sub) -> None:
@@ -227,6 +228,7 @@ def _add_profile_parser(sub) -> None:
     f.add_argument("--mcu", default=DEFAULT_MCU)
     f.add_argument("--seed", type=int, help="the random input's seed (default: fresh, printed)")
     f.add_argument("--json", type=Path, help="write the profile as JSON too")
+    f.add_argument("--len-arg", action="store_true", help=LEN_ARG_HELP)
 
 
 def _add_bench_parser(sub) -> None:
@@ -343,13 +345,17 @@ def _gen_host64(args: argparse.Namespace) -> int:
 
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
-    if not args.file.is_file():
-        raise AvrmpError(f"cannot read {args.file}: not a file")
+    _readable_asm(args.file)
+    original = args.file.read_text(errors="replace")
     routine = rebuild(args.file)
     dialect = "avrasm2" if args.file.suffix == DIALECTS["avrasm2"] else "gnu"
+    text = routine.text(dialect)
+    target = args.out / f"{routine.spec.symbol}{DIALECTS[dialect]}"
+    if target.resolve() == args.file.resolve() and text != original:
+        raise AvrmpError(f"{args.file} differs from the routine its header makes, and -o would "
+                         "overwrite it: choose another output folder")
     asm, hdr = write_routine(routine, args.out, dialect)
-    same = asm.read_text() == args.file.read_text()
-    print(f"{asm}\n{hdr}\n{'identical to' if same else 'differs from'} {args.file}")
+    print(f"{asm}\n{hdr}\n{'identical to' if text == original else 'differs from'} {args.file}")
     return 0
 
 
@@ -481,17 +487,20 @@ def cmd_profile(args: argparse.Namespace) -> int:
     _readable_asm(args.file)
     try:
         with open(args.file, errors="replace") as f:
-            arm = any(line.startswith("@ spec:") for line in islice(f, 8))
+            head = list(islice(f, 8))
     except OSError as e:
         raise AvrmpError(f"cannot read {args.file}: {e.strerror}") from None
-    if arm:
+    # an avrmp routine says so on its spec line; --len-arg is for anyone else's
+    len_arg = args.len_arg or any("length=run-time argument" in line for line in head)
+    if any(line.startswith("@ spec:") for line in head):
         raise AvrmpError(f"{args.file} is an ARM7TDMI routine: profile runs AVR routines in "
                          "simavr (avrmp verify --target arm7tdmi times ARM ones)")
     nbytes = _avr_operand_bytes(args)
     require_sram(args.op, nbytes, args.mcu)
     with tempfile.TemporaryDirectory(prefix="avrmp-") as tmp:
         fw = build_firmware(args.file, args.symbol, args.mcu, Path(tmp))
-        prof = profile_firmware(fw, args.file, args.op, nbytes, args.seed)
+        prof = profile_firmware(fw, args.file, args.op, nbytes, args.seed,
+                                (nbytes,) if len_arg else ())
     if args.json:
         data = {"symbol": args.symbol, "op": args.op, "bits": args.bits, "mcu": args.mcu,
                 "seed": prof.seed, "core_cycles": prof.core_cycles,

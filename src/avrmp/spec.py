@@ -17,6 +17,16 @@ VARIANTS = (*AVR_VARIANTS, "consttime")  # consttime: the ARM7TDMI's (its multip
 TARGETS = ("avr", "arm7tdmi")
 
 
+def operand_count(op: str) -> int:
+    """The operand buffers a routine reads: squaring has one, the others two."""
+    return 1 if op == "sqr" else 2
+
+
+def result_bytes(op: str, n: int) -> int:
+    """The result buffer's bytes for n-byte operands: a product doubles, a sum gains a carry."""
+    return 2 * n if op in ("mul", "sqr") else n + 1
+
+
 @dataclass(frozen=True)
 class Spec:
     op: str
@@ -126,7 +136,7 @@ class Spec:
 
     @property
     def result_bytes(self) -> int:
-        return 2 * self.operand_bytes if self.op in ("mul", "sqr") else self.operand_bytes + 1
+        return result_bytes(self.op, self.operand_bytes)
 
     @property
     def symbol(self) -> str:
@@ -146,7 +156,7 @@ class Spec:
 
     @property
     def n_inputs(self) -> int:
-        return 1 if self.op == "sqr" else 2
+        return operand_count(self.op)
 
     def describe(self) -> dict:
         d = {k: v for k, v in asdict(self).items() if v not in (None, (), "", False)}

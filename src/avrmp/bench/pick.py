@@ -16,11 +16,10 @@ from ..errors import AvrmpError
 from ..routine.files import write_routine
 from ..routine.generate import generate
 from ..routine.wrapper import Routine
-from ..spec import Spec
+from ..spec import Spec, result_bytes
 from ..target.avr.parts import simulated_mcu
 from ..techniques.hybrid import hard_max_d
 from ..techniques.registry import ALGORITHMS
-from ..verify.inputs import result_bytes
 from ..verify.simulator import Call, run_batch
 from ..verify.toolchain import build_firmware
 

@@ -46,8 +46,16 @@ def rebuild(path: Path) -> Routine:
     spec = spec_from_header(lines, path)
     if spec.target == "arm7tdmi":
         return generate(spec)  # its generator makes no searched choices to record
-    record = parse(lines)
+    try:
+        record = parse(lines)
+    except ValueError as e:  # json.JSONDecodeError included
+        raise AvrmpError(f"{path}: unreadable choices line ({e}): rebuild takes a .S written by "
+                         "avrmp gen") from None
     if record is None:
         raise AvrmpError(f"{path} records no choices (written by an older avrmp?): generate it "
                          "again with avrmp gen")
-    return generate(spec, record=record)
+    try:
+        return generate(spec, record=record)
+    except (KeyError, IndexError, TypeError, ValueError) as e:
+        raise AvrmpError(f"{path}: its recorded choices do not fit its spec ({type(e).__name__}: "
+                         f"{e}); generate it again with avrmp gen") from None

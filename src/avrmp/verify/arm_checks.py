@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import AvrmpError
+from ..spec import operand_count
 from .arm_emulator import ArmCall, ArmEmulator, ArmMeasurement
 from .arm_toolchain import build_arm
 from .checks import Failure
@@ -134,7 +135,7 @@ def verify_arm(asm: Path, symbol: str, op: str, words: int, variant: str, tests:
     fw = build_arm(Path(asm), symbol, Path(workdir))
     seed = secrets.randbits(32) if seed is None else seed
     report = ArmReport(op, words, variant, seed, code_bytes=fw.code_bytes)
-    n_inputs = 1 if op == "sqr" else 2
+    n_inputs = operand_count(op)
     nbytes = 4 * words
     edges = sum(1 for _ in test_operands(nbytes, n_inputs, 0, seed))
     emulator = ArmEmulator(fw, buffer_bytes=max(0x1_0000, 8 * (n_inputs + 2) * nbytes))

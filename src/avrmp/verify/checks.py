@@ -24,8 +24,9 @@ from itertools import islice
 from pathlib import Path
 
 from ..errors import AvrmpError
+from ..spec import operand_count, result_bytes
 from ..target.avr.parts import get_mcu
-from .inputs import oracle, random_layout, result_bytes, test_operands
+from .inputs import oracle, random_layout, test_operands
 from .simulator import Call, Layout, Measurement, run_batch
 from .toolchain import Firmware, build_firmware
 
@@ -126,7 +127,7 @@ class Load:
 def calls(load: Load, tests: int, seed: int) -> Iterator[tuple[Call, bytes]]:
     """Each input's call, with its start state, and the expected result, built as they are run
     (any --tests fits in memory)."""
-    n_inputs = 1 if load.op == "sqr" else 2
+    n_inputs = operand_count(load.op)
     rng = random.Random(seed)
     sizes = [result_bytes(load.op, load.nbytes)] + [load.nbytes] * n_inputs
     for idx, ops in enumerate(test_operands(load.nbytes, n_inputs, tests, seed)):
@@ -178,7 +179,7 @@ def _probe(fw: Firmware, op: str, nbytes: int,
            int_args: tuple[int, ...]) -> tuple[Measurement, tuple[bytes, ...]]:
     """One call in the plain start state: how deep the stack goes, how many instructions a call
     runs, where SRAM lies, whether the routine returns at all."""
-    operands = tuple(bytes(nbytes) for _ in range(1 if op == "sqr" else 2))
+    operands = tuple(bytes(nbytes) for _ in range(operand_count(op)))
     (m,) = run_batch(fw, [Call(operands, result_bytes(op, nbytes), int_args)])
     return m, operands
 
@@ -206,6 +207,6 @@ def require_sram(op: str, nbytes: int, mcu: str) -> None:
 def sram_fits(op: str, nbytes: int, mcu: str, stack_reserve: int = 96) -> bool:
     """Whether the runner can place the operands and result of one call in `mcu`'s SRAM, leaving
     `stack_reserve` bytes for the stack (a conservative estimate of the runner's layout)."""
-    n_inputs = 1 if op == "sqr" else 2
+    n_inputs = operand_count(op)
     need = n_inputs * nbytes + result_bytes(op, nbytes) + stack_reserve + 16 * (n_inputs + 2)
     return need <= get_mcu(mcu).sram_bytes

@@ -22,10 +22,6 @@ def oracle(op: str, n: int, operands: Sequence[bytes]) -> bytes:
     raise AvrmpError(f"unknown operation {op!r}: choose one of mul, sqr, add, sub")
 
 
-def result_bytes(op: str, n: int) -> int:
-    return 2 * n if op in ("mul", "sqr") else n + 1
-
-
 def _split_operand(n: int, depth: int, rng: random.Random) -> int:
     """An n-byte operand whose halves compare as <, = or > (chosen at random) at every level of a
     halving recursion `depth` deep, the differences themselves built the same way, so that the

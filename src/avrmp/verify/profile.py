@@ -19,7 +19,8 @@ from pathlib import Path
 from elftools.elf.elffile import ELFFile
 
 from ..errors import AvrmpError
-from .inputs import result_bytes
+from ..spec import operand_count, result_bytes
+from .inputs import oracle
 from .simulator import Call, run_batch
 from .toolchain import Firmware
 
@@ -88,15 +89,20 @@ def line_table(elf: Path, source_name: str) -> tuple[list[int], list[int]]:
     return [a for a, _ in rows], [ln for _, ln in rows]
 
 
-def profile_firmware(fw: Firmware, asm: Path, op: str, nbytes: int,
-                     seed: int | None = None) -> Profile:
-    """The core's cycles by phase on one random input (seed None: a fresh one, recorded)."""
+def profile_firmware(fw: Firmware, asm: Path, op: str, nbytes: int, seed: int | None = None,
+                     int_args: tuple[int, ...] = ()) -> Profile:
+    """The core's cycles by phase on one random input (seed None: a fresh one, recorded);
+    `int_args` follow the pointers, as in verify_firmware.  A wrong result is an error: the
+    cycles of a routine that computes something else mean nothing."""
     seed = random.randrange(1 << 32) if seed is None else seed
     rng = random.Random(seed)
-    operands = tuple(rng.randbytes(nbytes) for _ in range(1 if op == "sqr" else 2))
-    (m,) = run_batch(fw, [Call(operands, result_bytes(op, nbytes), profile=True)])
+    operands = tuple(rng.randbytes(nbytes) for _ in range(operand_count(op)))
+    (m,) = run_batch(fw, [Call(operands, result_bytes(op, nbytes), int_args, profile=True)])
     if m.error:
         raise AvrmpError(f"the routine failed in the simulator: {m.error}")
+    if m.result != oracle(op, nbytes, operands):
+        raise AvrmpError(f"the routine's result is wrong on the profiled input (seed {seed}): "
+                         "check it with avrmp verify (a run-time length needs --len-arg)")
     phases = phase_of_lines(asm.read_text(errors="replace"))
     addrs, lines = line_table(fw.elf, asm.name)
     runs: list[Run] = []
