@@ -95,7 +95,7 @@ def test_gen_missing_output_dir_argument(capsys) -> None:
     assert_one_error(status, err, "empty path")
 
 
-def test_arm_routine_rebuilds_and_is_not_profiled(tmp_path, capsys) -> None:
+def test_arm_routine_rebuilds_and_is_not_run_as_avr(tmp_path, capsys) -> None:
     status, out, _ = run(["gen", "mul", "--target", "arm7tdmi", "--bits", "64", "-o",
                           tmp_path / "a"], capsys)
     assert status == 0
@@ -105,6 +105,9 @@ def test_arm_routine_rebuilds_and_is_not_profiled(tmp_path, capsys) -> None:
     status, _, err = run(["profile", asm, "--symbol", asm.stem, "--bits", "64", "--op", "mul"],
                          capsys)
     assert_one_error(status, err, "ARM7TDMI routine")
+    status, _, err = run(["verify", asm, "--symbol", asm.stem, "--bits", "64", "--op", "mul"],
+                         capsys)
+    assert_one_error(status, err, "verify it with --target arm7tdmi")
 
 
 def test_gen_unwritable_output(tmp_path, capsys) -> None:
@@ -251,6 +254,10 @@ def verify_args(file, symbol="m16", *extra) -> list:
         (verify_args(ASM / "m16.S", "m16", "--mcu", "attiny85"), "mul r18, r20"),
         (verify_args(ASM / "m16.S", "m16", "--tests", "-1"), "--tests"),
         (verify_args(ASM / "m16.S", "m16", "--variant", "fast"), "fast"),
+        (verify_args(ASM / "arm" / "mul64.S", "mul64", "--target", "arm7tdmi", "--mcu",
+                     "attiny85"), "--mcu does not apply"),
+        (verify_args(ASM / "arm" / "mul64.S", "mul64", "--target", "arm7tdmi",
+                     "--no-interrupts"), "--no-interrupts does not apply"),
         (["verify", ASM / "m16.S", "--symbol", "m16", "--bits", "12", "--op", "mul"], "--bits 12"),
         (["verify", ASM / "m16.S", "--symbol", "m16", "--bits", "0", "--op", "mul"], "--bits 0"),
         (["verify", ASM / "m16.S", "--symbol", "m16", "--bits", "16", "--op", "div"], "div"),
@@ -386,6 +393,10 @@ def test_bench_json(tmp_path, capsys) -> None:
         (["--bits", "x"], "--bits"),
         (["--ops", "add", "--mcu", "atmega9999"], "atmega9999"),
         (["--ops", "add", "--bits", "128", "--tests", "-3"], "--tests"),
+        (["--target", "arm7tdmi", "--ops", "sqr"], "not --ops"),
+        (["--target", "arm7tdmi", "--mcu", "attiny85"], "not --mcu"),
+        (["--target", "host64", "--bits", "64"], "not --bits"),
+        (["--target", "host64", "--tests", "3"], "not --tests"),
     ],
     ids=lambda x: " ".join(x) if isinstance(x, list) else "",
 )

@@ -252,6 +252,14 @@ def _add_bench_parser(sub) -> None:
                    help="replace the table between the bench markers in this markdown file")
 
 
+def _refuse_unused(args: argparse.Namespace, message: str, **defaults) -> None:
+    """An error (message, with {} for the option) if an option this command ignores on its
+    target was given a value other than its default: silently ignored, it would mislead."""
+    for dest, default in defaults.items():
+        if getattr(args, dest) != default:
+            raise AvrmpError(message.format("--" + dest.replace("_", "-")))
+
+
 def _out_dir(text: str) -> Path:
     """-o: a directory path (an empty one would silently mean the current directory)."""
     if not text:
@@ -324,15 +332,10 @@ def _gen_host64(args: argparse.Namespace) -> int:
     """The representation's .c and .h, verified against Python ints before they are written."""
     if not args.repr:
         raise AvrmpError("--target host64 needs --repr (radix64, radix51 or double)")
-    ignored = [opt for opt, given in (
-        ("--bits", args.bits is not None), ("--algo", args.algo is not None),
-        ("--variant", args.variant != "branchfree"), ("--mcu", args.mcu != DEFAULT_MCU),
-        ("--levels", args.levels is not None), ("--d", args.d is not None),
-        ("--e", args.e is not None), ("--looped", args.looped), ("--tune", args.tune),
-        ("--dialect", args.dialect != "gnu")) if given]
-    if ignored:
-        raise AvrmpError(f"--target host64 takes OP, --repr, --name and -o only, not {ignored[0]}: "
-                         "its files carry every operation for 255-bit integers")
+    _refuse_unused(args, "--target host64 takes OP, --repr, --name and -o only, not {}: its "
+                   "files carry every operation for 255-bit integers",
+                   bits=None, algo=None, variant="branchfree", mcu=DEFAULT_MCU, levels=None,
+                   d=None, e=None, looped=False, tune=False, dialect="gnu")
     if args.op not in ("mul", "add", "sub"):
         raise AvrmpError(f"--target host64 does not do {args.op}: its files serve mul, add, sub")
     source = emit(args.repr, args.name or None)
@@ -440,11 +443,21 @@ def _positive(args: argparse.Namespace, *flags: str) -> None:
             raise AvrmpError(f"--{flag.replace('_', '-')} {value}: must be positive")
 
 
-def _readable_asm(path: Path) -> None:
+def _readable_asm(path: Path) -> list[str]:
+    """The file's first lines (where avrmp writes the spec line), or a one-line error."""
     if path.is_dir():
         raise AvrmpError(f"cannot read {path}: it is a directory; give the .S file")
     if not path.is_file():
         raise AvrmpError(f"cannot read {path}: no such file")
+    try:
+        with open(path, errors="replace") as f:
+            return list(islice(f, 8))
+    except OSError as e:
+        raise AvrmpError(f"cannot read {path}: {e.strerror}") from None
+
+
+def _is_arm(head: list[str]) -> bool:
+    return any(line.startswith("@ spec:") for line in head)
 
 
 def _avr_operand_bytes(args: argparse.Namespace) -> int:
@@ -456,9 +469,13 @@ def _avr_operand_bytes(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    _readable_asm(args.file)
+    head = _readable_asm(args.file)
+    if args.json:
+        require_writable(args.json)
     if args.target == "arm7tdmi":
         return _verify_arm(args)
+    if _is_arm(head):
+        raise AvrmpError(f"{args.file} is an ARM7TDMI routine: verify it with --target arm7tdmi")
     if args.variant == "consttime":
         raise AvrmpError("--variant consttime checks ARM7TDMI routines; on the AVR, branchfree "
                          "checks identical cycles and traces")
@@ -484,15 +501,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    _readable_asm(args.file)
-    try:
-        with open(args.file, errors="replace") as f:
-            head = list(islice(f, 8))
-    except OSError as e:
-        raise AvrmpError(f"cannot read {args.file}: {e.strerror}") from None
+    head = _readable_asm(args.file)
+    if args.json:
+        require_writable(args.json)
     # an avrmp routine says so on its spec line; --len-arg is for anyone else's
     len_arg = args.len_arg or any("length=run-time argument" in line for line in head)
-    if any(line.startswith("@ spec:") for line in head):
+    if _is_arm(head):
         raise AvrmpError(f"{args.file} is an ARM7TDMI routine: profile runs AVR routines in "
                          "simavr (avrmp verify --target arm7tdmi times ARM ones)")
     nbytes = _avr_operand_bytes(args)
@@ -512,6 +526,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 
 def _verify_arm(args: argparse.Namespace) -> int:
+    _refuse_unused(args, "--target arm7tdmi runs the routine in the emulator, with no MCU and no "
+                   "interrupts: {} does not apply", mcu=DEFAULT_MCU, no_interrupts=False)
     if args.bits <= 0 or args.bits % WORD_BITS:
         raise AvrmpError(f"--bits {args.bits}: a positive multiple of 32 for the ARM7TDMI")
     if args.variant == "branched" or args.len_arg:
@@ -598,6 +614,9 @@ def _publish(args: argparse.Namespace, rows: list, table: str, markers: tuple[st
 
 
 def _bench_arm(args: argparse.Namespace) -> int:
+    _refuse_unused(args, "--target arm7tdmi benchmarks the ARM7TDMI catalog (--bits, --algos, "
+                   "--tests and the outputs), not {}", ops=None, variants=None,
+                   mcu=DEFAULT_MCU, e=None, d=None, repr=None, plot=None)
     for algo in args.algos or ():
         if algo not in ARM_ALGORITHMS:
             raise AvrmpError(f"--algos: unknown ARM7TDMI algorithm {algo!r}: choose from "
@@ -612,6 +631,10 @@ def _bench_arm(args: argparse.Namespace) -> int:
 
 def _bench_host64(args: argparse.Namespace) -> int:
     """Each operation of each representation timed in one process: ratios, not absolutes."""
+    _refuse_unused(args, "--target host64 times every operation of every representation: it "
+                   "takes the outputs only, not {}", ops=None, bits=None, algos=None,
+                   variants=None, mcu=DEFAULT_MCU, e=None, d=None, repr=None, tests=1000,
+                   plot=None)
     _require_outputs(args, HOST64_README_MARKERS)
     rows = measure_host64(progress=sys.stderr.isatty())
     return _publish(args, rows, host64_markdown(rows), HOST64_README_MARKERS)
