@@ -20,7 +20,7 @@ from avrmp.errors import AvrmpError
 from avrmp.routine.files import write_routine
 from avrmp.routine.generate import generate
 from avrmp.spec import Spec
-from avrmp.techniques.karatsuba.large import level_options
+from avrmp.techniques.karatsuba.large import large_levels
 from avrmp.techniques.karatsuba.passes import TOP_KEPT, hbar_kept
 from avrmp.techniques.karatsuba.sqr import structures
 from avrmp.verify.checks import verify_firmware
@@ -182,7 +182,7 @@ def test_atmega328p(tmp_path, op, bits):
 
 
 def test_levels_parameter(tmp_path):
-    for levels in level_options(128):
+    for levels in large_levels(128):
         _verify(tmp_path / str(levels), Spec("sqr", 1024, "karatsuba", levels=levels), tests=3)
     _verify(tmp_path / "fixed", Spec("sqr", 256, "karatsuba", levels=2), tests=10)
 

@@ -404,9 +404,14 @@ def cmd_best(args: argparse.Namespace) -> int:
     return 0
 
 
+def _command_line(name: str) -> str:
+    """The command as the user typed it, for the files' headers to repeat (else its name)."""
+    return "avrmp " + " ".join(sys.argv[1:]) if sys.argv[1:2] == [name] else f"avrmp {name}"
+
+
 def cmd_uecc(args: argparse.Namespace) -> int:
     _positive(args, "max_flash", "tests")
-    command = "avrmp " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["uecc"] else "avrmp uecc"
+    command = _command_line("uecc")
     path, reports = make_drop_in(args.out, args.sizes, args.mcu, args.max_flash, args.tests,
                                  args.seed, command, progress=sys.stderr.isatty())
     print(f"{'entry':16} {'words':>5} {'inputs':>6} {'cycles (call to return)':>24} {'stack':>6}")
@@ -419,7 +424,7 @@ def cmd_uecc(args: argparse.Namespace) -> int:
 
 def cmd_bundle(args: argparse.Namespace) -> int:
     _positive(args, "max_flash", "tests")
-    command = "avrmp " + " ".join(sys.argv[1:]) if sys.argv[1:2] == ["bundle"] else "avrmp bundle"
+    command = _command_line("bundle")
     entries, runs = make_bundle(args.out, args.sizes, args.family, args.variant == "branched",
                                 args.max_flash, args.tests, args.seed, command,
                                 progress=sys.stderr.isatty())

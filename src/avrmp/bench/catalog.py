@@ -9,8 +9,8 @@ from ..errors import AvrmpError
 from ..routine.generate import generate, stack_bound
 from ..spec import Spec
 from ..target.avr.parts import DEFAULT_MCU, get_mcu
-from ..techniques.karatsuba.large import level_options as large_levels
-from ..techniques.karatsuba.mul import level_options as fixed_mul_levels
+from ..techniques.karatsuba.large import large_levels
+from ..techniques.karatsuba.mul import fixed_mul_levels
 from ..techniques.registry import ALGORITHMS
 
 # The benchmark's default catalog: (op, algo, variant, sizes in bits).

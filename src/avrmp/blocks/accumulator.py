@@ -27,9 +27,6 @@ class Accumulator:
         self.zero_hi, self.fresh = zero_hi, fresh
         self.next_tops: list = []  # registers already cleared for the coming columns
 
-    def _limb_bound(self, i: int) -> int:
-        return self.bound >> (8 * i)
-
     def ensure(self, i: int) -> None:
         if self.valid[i]:
             return

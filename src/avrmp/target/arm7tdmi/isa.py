@@ -10,10 +10,7 @@ value of its multiplier operand Rs (``multiplier_steps``)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-
-from ...errors import AvrmpError
 
 
 @dataclass(frozen=True)
@@ -103,12 +100,4 @@ OPS = {
     "bx": Op("branch", (), (0,)),
 }
 
-REGISTER = re.compile(r"r(1[0-5]|[0-9])|sp|lr|pc")
-NAMES = {"sp": 13, "lr": 14, "pc": 15}
 BLOCK_MODES = ("ia", "ib", "da", "db")  # increment/decrement, after/before
-
-
-def register_number(name: str) -> int:
-    if not REGISTER.fullmatch(name):
-        raise AvrmpError(f"internal: {name!r} is not an ARM register")
-    return NAMES.get(name) or int(name[1:])

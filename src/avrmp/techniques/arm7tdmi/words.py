@@ -137,19 +137,6 @@ class Accumulator:
                 self.prog.alu_imm("adc", c2, c2, 0)
         self.state[0] = self.state[1] = VALUE
 
-    def add_word(self, reg: int) -> None:
-        """(c2:c1:c0) += reg (a partial result word)."""
-        if self.state[0] == EMPTY:
-            self.prog.alu_imm("add", self.regs[0], reg, 0)  # a move: the sum was zero here
-            self.state[0] = VALUE
-            return
-        for i in (1, 2):
-            self._zero(i)
-        c0, c1, c2 = self.regs
-        self.prog.alu("adds", c0, c0, reg)
-        self.prog.alu_imm("adcs", c1, c1, 0)
-        self.prog.alu_imm("adc", c2, c2, 0)
-
     def shift(self) -> int:
         """The finished low word's register; the accumulator moves up one word."""
         done = self.regs[0]

@@ -129,11 +129,6 @@ class BaseForm:
         r = self.rows_upto
         return r if isinstance(r, tuple) else (r, r, r)
 
-    @staticmethod
-    def from_record(value: dict) -> BaseForm:
-        fields = {k: tuple(v) if isinstance(v, list) else v for k, v in value.items()}
-        return BaseForm(**fields)
-
 
 def emit_base(p: VProgram, m: int, a: Src, b: Src, variant: str, role: BaseRole = BaseRole(),
               form: BaseForm = BaseForm()) -> list[V] | None:

@@ -50,8 +50,7 @@ from .frame import (
     save_pointers,
     set_pointers,
 )
-from .mul import karatsuba_mul, padded_mul
-from .mul import level_options as fixed_mul_levels
+from .mul import fixed_mul_levels, karatsuba_mul, padded_mul
 from .passes import MID_RETURN, absdiff_kept, emit_sub_absdiff, interleavable, level_combine
 from .sqr import fixed_square, structures
 
@@ -340,7 +339,7 @@ def leaf_kernel(op: str, nbytes: int, variant: str, origin: int, choices: Choice
     return fixed_square(nbytes, choices, origin=origin, defer_top=True)
 
 
-def level_options(n: int, op: str = "mul") -> list[int]:
+def large_levels(n: int, op: str = "mul") -> list[int]:
     """Memory levels that halve n down to a leaf the fixed-size routines support."""
     leaf_ok = fixed_mul_levels if op == "mul" else structures
     out = []
@@ -421,7 +420,7 @@ def large_kernel(n: int, op: str, variant: str, choices: Choices, levels: int | 
                  ret_bytes: int = 2) -> Kernel:
     """n-byte operands by memory levels over a fixed-size leaf: `levels` of them, or the fastest
     number (by the branch-free build's cost; a NOP-balanced branch costs the same)."""
-    options = level_options(n, op)
+    options = large_levels(n, op)
     if not options:
         raise AvrmpError(
             f"--bits {8 * n}: large Karatsuba needs a size that halves evenly down to a "
@@ -446,7 +445,7 @@ def karatsuba_mul_any(n: int, variant: str, choices: Choices, levels: int | None
     it above."""
 
     def supported(m: int) -> bool:
-        return bool(level_options(m)) if is_large(m) else bool(fixed_mul_levels(m))
+        return bool(large_levels(m)) if is_large(m) else bool(fixed_mul_levels(m))
 
     if not supported(n):
         # No split fits (an odd size above the largest base): run the next size that has one
@@ -487,7 +486,7 @@ def stack_estimate(op: str, n: int, levels: int | None = None, ret_bytes: int = 
     frames are small."""
     if op not in ("mul", "sqr") or not is_large(n):
         return 0
-    options = level_options(n, op)
+    options = large_levels(n, op)
     if not options:  # runs on zero-padded copies (see karatsuba_mul_any): a rough upper bound
         return 8 * n + LEAF_STACK
     levels = max(options) if levels is None else levels

@@ -309,7 +309,7 @@ def y_reach(a: Loc, nbytes: int) -> tuple[Loc, int]:
 # --- the kernel ---------------------------------------------------------------------------------
 
 
-def level_options(n: int) -> list[int]:
+def fixed_mul_levels(n: int) -> list[int]:
     """--levels values for n-byte operands: each memory level halves an even size down to a
     base of 2..MAX_BASE bytes (3 or more below a memory level)."""
     opts = []
@@ -336,7 +336,7 @@ def karatsuba_mul(n: int, variant: str, levels: int | None = None,
     still in registers when the M base finishes, and the fold would cost more than it spares
     (768 / 1536 bits: 30 / 249 cycles more)."""
     choices = choices or Choices()
-    options = level_options(n)
+    options = fixed_mul_levels(n)
     if levels is not None and levels not in options:
         raise AvrmpError(
             f"--levels {levels}: {8 * n}-bit Karatsuba supports levels "
