@@ -49,6 +49,7 @@ from .tuning.table import TABLE
 from .verify.arm_checks import verify_arm
 from .verify.checks import require_sram, verify_file, verify_firmware
 from .verify.host64 import verify_host, write_host_source
+from .verify.inputs import check_tests
 from .verify.profile import format_profile, profile_firmware
 from .verify.toolchain import build_firmware
 
@@ -580,8 +581,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         for x in given or ():
             if x not in known:
                 raise AvrmpError(f"{name}: unknown {x!r}: choose from {', '.join(known)}")
-    if args.tests < 0:
-        raise AvrmpError("--tests must be 0 or more")
+    check_tests(args.tests)
     specs = catalog(args.ops, args.bits, args.algos, args.variants, args.mcu,
                           {"e": args.e, "d": args.d})
     _require_outputs(args, (README_BEGIN, README_END))
@@ -626,8 +626,7 @@ def _bench_arm(args: argparse.Namespace) -> int:
         if algo not in ARM_ALGORITHMS:
             raise AvrmpError(f"--algos: unknown ARM7TDMI algorithm {algo!r}: choose from "
                              f"{', '.join(ARM_ALGORITHMS)}")
-    if args.tests < 0:
-        raise AvrmpError("--tests must be 0 or more")
+    check_tests(args.tests)
     specs = arm_catalog(args.bits, args.algos)
     _require_outputs(args, ARM_README_MARKERS)
     rows = measure_arm(specs, args.tests, progress=sys.stderr.isatty())

@@ -28,11 +28,10 @@ from ..spec import operand_count
 from .arm_emulator import ArmCall, ArmEmulator, ArmMeasurement
 from .arm_toolchain import build_arm
 from .checks import Failure
-from .inputs import oracle, test_operands
+from .inputs import check_tests, oracle, test_operands
 
 ARM_VARIANTS = ("branchfree", "consttime", "none")
 OPS = ("mul", "sqr")
-MAX_TESTS = 10_000_000
 MAX_FAILURES = 1000  # failures kept (their count goes on)
 CALLEE_SAVED_NAMES = tuple(f"r{i}" for i in range(4, 12))
 
@@ -118,8 +117,7 @@ def validate(op: str, words: int, variant: str, tests: int) -> None:
         raise AvrmpError(f"{words} words: choose 1 to 1024 32-bit words")
     if variant not in ARM_VARIANTS:
         raise AvrmpError(f"variant {variant!r}: choose one of {', '.join(ARM_VARIANTS)}")
-    if not 0 <= tests <= MAX_TESTS:
-        raise AvrmpError(f"--tests {tests}: choose 0 to {MAX_TESTS}")
+    check_tests(tests)
 
 
 def verify_arm(asm: Path, symbol: str, op: str, words: int, variant: str, tests: int = 1000,

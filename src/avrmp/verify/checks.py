@@ -26,12 +26,11 @@ from pathlib import Path
 from ..errors import AvrmpError
 from ..spec import operand_count, result_bytes
 from ..target.avr.parts import get_mcu
-from .inputs import oracle, random_layout, test_operands
+from .inputs import check_tests, oracle, random_layout, test_operands
 from .simulator import Call, Layout, Measurement, run_batch
 from .toolchain import Firmware, build_firmware
 
 DEFAULT_TESTS = 1000
-MAX_TESTS = 10_000_000
 CHUNK = 2000  # calls per simulator process: memory stays bounded whatever --tests is
 # Instruction boundaries per verification at which an interrupt is taken (about 2 us each):
 # every input of a small routine, a few (at least one) of the largest.
@@ -189,8 +188,7 @@ def verify_file(asm: Path, symbol: str, op: str, nbytes: int, mcu: str, variant:
                 interrupts: bool = True) -> Report:
     """`len_arg`: the routine takes the operand length in bytes after the pointers (uint16_t)."""
     require_sram(op, nbytes, mcu)
-    if not 0 <= tests <= MAX_TESTS:
-        raise AvrmpError(f"--tests {tests}: choose 0 to {MAX_TESTS}")
+    check_tests(tests)
     fw = build_firmware(asm, symbol, mcu, workdir)
     return verify_firmware(fw, op, nbytes, variant, tests, seed,
                            int_args=(nbytes,) if len_arg else (), interrupts=interrupts)

@@ -7,6 +7,14 @@ from collections.abc import Iterator, Sequence
 
 from ..errors import AvrmpError
 
+MAX_TESTS = 10_000_000  # random inputs in one run (beyond the edge cases): hours, not days
+
+
+def check_tests(tests: int) -> None:
+    """A one-line error unless `tests` (--tests) is a count a run can take."""
+    if not 0 <= tests <= MAX_TESTS:
+        raise AvrmpError(f"--tests {tests}: choose 0 to {MAX_TESTS}")
+
 
 def oracle(op: str, n: int, operands: Sequence[bytes]) -> bytes:
     a = int.from_bytes(operands[0], "little")
