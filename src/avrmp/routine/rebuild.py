@@ -32,7 +32,7 @@ def spec_from_header(lines: list[str], path: Path) -> Spec:
         if "looped" in fields:
             fields["looped"] = fields["looped"] == "True"
         return Spec(**fields)
-    except (KeyError, TypeError, ValueError) as e:
+    except (KeyError, TypeError, ValueError, AvrmpError) as e:
         raise AvrmpError(f"{path}: unreadable spec line ({e}): rebuild takes a .S written by "
                          "avrmp gen") from None
 
