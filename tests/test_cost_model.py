@@ -12,8 +12,8 @@ import pytest
 
 from avrmp.routine.files import write_routine
 from avrmp.routine.generate import generate
-from avrmp.spec import Spec
-from avrmp.verify.inputs import oracle, result_bytes
+from avrmp.spec import Spec, result_bytes
+from avrmp.verify.inputs import oracle
 from avrmp.verify.simulator import Call, run_batch
 from avrmp.verify.toolchain import build_firmware
 
