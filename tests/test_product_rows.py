@@ -11,6 +11,7 @@ import random
 import pytest
 
 from avrmp.blocks.products import emit_product, emit_product_rows
+from avrmp.program.cycles import static_cycles
 from avrmp.program.program import Program
 from avrmp.regalloc.allocator import allocate
 from avrmp.regalloc.vprogram import VProgram
@@ -91,3 +92,15 @@ def test_rows_block_is_cheaper(tmp_path, n):
         rows = _check(tmp_path / f"r{ne}", n, n, ne, emit_product_rows, tests=2)
         scan = _check(tmp_path / f"s{ne}", n, n, ne, emit_product, tests=2)
         assert rows.model_cycles < scan.model_cycles, (n, ne)
+
+
+@pytest.mark.parametrize(("ne", "bound"), [(0, 72), (4, 76)])
+def test_rows_block_meets_its_lower_bound(ne, bound):
+    """The 4x4 block, alone, at the bound docs/karatsuba.md derives: 32 cycles of MUL, one MOVW or
+    carry-chain end per product (16) and an addition per product byte that lands where a byte
+    already is (24; 28 when a 4-byte addend fills the low half, as L_1 does in Hbar)."""
+    p, _ = _block_routine(4, 4, ne, emit_product_rows)
+    start = next(i for i, it in enumerate(p.items) if getattr(it, "text", None) == "block")
+    end = next(i for i, it in enumerate(p.items)
+               if i > start and getattr(it, "mnemonic", None) == "std")
+    assert static_cycles(p.items[start:end]) == bound
