@@ -194,9 +194,10 @@ def test_rebuild_keeps_a_hand_edited_file(tmp_path, capsys) -> None:
 
 
 @pytest.mark.parametrize("old, new", [('"order": 0', '"order": 99'),
+                                      ('"order": 0', '"order": -1'),
                                       ('"order": 0', '"order": "x"'),
                                       ('{"order": 0', '{"order": ')],
-                         ids=["out of range", "wrong type", "unreadable"])
+                         ids=["out of range", "negative", "wrong type", "unreadable"])
 def test_rebuild_refuses_tampered_choices(old, new, tmp_path, capsys) -> None:
     asm, _ = write_routine(generate(Spec("mul", 64, "product-scanning")), tmp_path)
     text = asm.read_text()

@@ -291,6 +291,8 @@ def product_scanning_mul(n: int, choices: Choices) -> Kernel:
         return best[1]
 
     schedule = choices.decide("schedule", search)
+    if not 0 <= schedule["order"] < len(orders):  # a recorded index: -1 would pick another order
+        raise IndexError(f"column order {schedule['order']} of {len(orders)}")
     cols = orders[schedule["order"]]
     plan = plan_of(cols)
     p = Program()
