@@ -35,11 +35,11 @@ from .bench.report import (
 from .errors import AvrmpError
 from .library.bundle import DEFAULT_SIZES, FAMILIES, make_bundle
 from .library.uecc import DROP_IN_FILE, ENTRY, UECC_FLAGS, UECC_SIZES, make_drop_in
-from .routine.files import DIALECTS, require_writable, write_atomic, write_routine
+from .routine.files import DIALECTS, asm_path, require_writable, write_atomic, write_routine
 from .routine.generate import generate, table_key
 from .routine.rebuild import rebuild
 from .routine.tune import tune, untuned
-from .spec import AVR_VARIANTS, OPS, TARGETS, VARIANTS, Spec
+from .spec import AVR_VARIANTS, OPS, RUNTIME_LENGTH, TARGETS, VARIANTS, Spec
 from .target.avr.parts import DEFAULT_MCU, simulated_mcu
 from .techniques.arm7tdmi.registry import ARM_ALGORITHMS, ARM_DEFAULT, WORD_BITS
 from .techniques.host64 import REPRESENTATIONS, emit
@@ -49,7 +49,7 @@ from .tuning.table import TABLE
 from .verify.arm_checks import verify_arm
 from .verify.checks import require_sram, verify_file, verify_firmware
 from .verify.host64 import verify_host, write_host_source
-from .verify.inputs import check_tests
+from .verify.inputs import DEFAULT_TESTS, check_tests
 from .verify.profile import format_profile, profile_firmware
 from .verify.toolchain import build_firmware
 
@@ -172,7 +172,7 @@ def _add_uecc_parser(sub) -> None:
     u.add_argument("--mcu", default=DEFAULT_MCU)
     u.add_argument("--max-flash", type=int,
                    help="bytes of code at most per routine (looped routines fit small parts)")
-    u.add_argument("--tests", type=int, default=1000, help="random inputs per size")
+    u.add_argument("--tests", type=int, default=DEFAULT_TESTS, help="random inputs per size")
     u.add_argument("--seed", type=int, help="replay an earlier run's inputs")
     u.add_argument("-o", "--out", type=_out_dir, required=True,
                    help=f"output directory (writes {DROP_IN_FILE})")
@@ -191,7 +191,7 @@ def _add_bundle_parser(sub) -> None:
     b.add_argument("--variant", choices=AVR_VARIANTS, default="branchfree",
                    help="branched: NOP-balanced branches allowed where faster")
     b.add_argument("--max-flash", type=int, help="bytes of code at most per routine")
-    b.add_argument("--tests", type=int, default=1000, help="random inputs per routine and part")
+    b.add_argument("--tests", type=int, default=DEFAULT_TESTS, help="random inputs per routine and part")
     b.add_argument("--seed", type=int, help="replay an earlier run's inputs")
     b.add_argument("-o", "--out", type=_out_dir, required=True, help="the library folder to write")
 
@@ -202,7 +202,7 @@ def _add_verify_parser(sub) -> None:
     v.add_argument("--symbol", required=True)
     v.add_argument("--bits", type=int, required=True)
     v.add_argument("--op", choices=OPS, required=True)
-    v.add_argument("--tests", type=int, default=1000, help="random inputs besides the edge cases")
+    v.add_argument("--tests", type=int, default=DEFAULT_TESTS, help="random inputs besides the edge cases")
     v.add_argument("--mcu", default=DEFAULT_MCU)
     _add_target_arg(v)
     v.add_argument(
@@ -243,7 +243,7 @@ def _add_bench_parser(sub) -> None:
     b.add_argument("--e", type=_csv(int), help="operand caching: run each of these e (seed 001 "
                    "Table 5) instead of the default")
     b.add_argument("--d", type=_csv(int), help="hybrid: run each of these d instead of the default")
-    b.add_argument("--tests", type=int, default=1000)
+    b.add_argument("--tests", type=int, default=DEFAULT_TESTS)
     b.add_argument("--json", type=Path, help="write the rows as JSON")
     b.add_argument("--markdown", type=Path, help="write the table as markdown")
     b.add_argument("--plot", type=Path, help="write the plots (PNG): PATH (cycles against "
@@ -354,8 +354,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     routine = rebuild(args.file)
     dialect = "avrasm2" if args.file.suffix == DIALECTS["avrasm2"] else "gnu"
     text = routine.text(dialect)
-    target = args.out / f"{routine.spec.symbol}{DIALECTS[dialect]}"
-    if target.resolve() == args.file.resolve() and text != original:
+    if asm_path(routine, args.out, dialect).resolve() == args.file.resolve() and text != original:
         raise AvrmpError(f"{args.file} differs from the routine its header makes, and -o would "
                          "overwrite it: choose another output folder")
     asm, hdr = write_routine(routine, args.out, dialect)
@@ -511,7 +510,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     if args.json:
         require_writable(args.json)
     # an avrmp routine says so on its spec line; --len-arg is for anyone else's
-    len_arg = args.len_arg or any("length=run-time argument" in line for line in head)
+    len_arg = args.len_arg or any(f"length={RUNTIME_LENGTH}" in line for line in head)
     if _is_arm(head):
         raise AvrmpError(f"{args.file} is an ARM7TDMI routine: profile runs AVR routines in "
                          "simavr (avrmp verify --target arm7tdmi times ARM ones)")
@@ -637,7 +636,7 @@ def _bench_host64(args: argparse.Namespace) -> int:
     """Each operation of each representation timed in one process: ratios, not absolutes."""
     _refuse_unused(args, "--target host64 times every operation of every representation: it "
                    "takes the outputs only, not {}", ops=None, bits=None, algos=None,
-                   variants=None, mcu=DEFAULT_MCU, e=None, d=None, repr=None, tests=1000,
+                   variants=None, mcu=DEFAULT_MCU, e=None, d=None, repr=None, tests=DEFAULT_TESTS,
                    plot=None)
     _require_outputs(args, HOST64_README_MARKERS)
     rows = measure_host64(progress=sys.stderr.isatty())

@@ -15,6 +15,7 @@ OPS = ("mul", "sqr", "add", "sub")
 AVR_VARIANTS = ("branched", "branchfree")
 VARIANTS = (*AVR_VARIANTS, "consttime")  # consttime: the ARM7TDMI's (its multiplier stops early)
 TARGETS = ("avr", "arm7tdmi")
+RUNTIME_LENGTH = "run-time argument"  # the spec line's length= for routines that take it
 
 
 def operand_count(op: str) -> int:
@@ -166,5 +167,5 @@ class Spec:
             d.pop("mcu")
         if self.runtime_length:  # the code is the same for every length: keep the text so too
             d.pop("bits")
-            d["length"] = "run-time argument"
+            d["length"] = RUNTIME_LENGTH
         return d

@@ -15,7 +15,8 @@ from ..routine.files import write_routine
 from ..routine.generate import generate
 from ..spec import Spec
 from ..target.avr.parts import simulated_mcu
-from ..verify.checks import DEFAULT_TESTS, verify_firmware
+from ..verify.checks import verify_firmware
+from ..verify.inputs import DEFAULT_TESTS
 from ..verify.toolchain import build_firmware
 from .papers import references
 

@@ -115,9 +115,13 @@ def _undo(temps: list[tuple[str, Path]], replaced: list[tuple[Path, str | None]]
 DIALECTS = {"gnu": ".S", "avrasm2": ".asm"}  # assembler syntax -> file suffix
 
 
+def asm_path(routine: Routine, outdir: Path, dialect: str = "gnu") -> Path:
+    """Where write_routine puts the routine's assembly: NAME.S or NAME.asm."""
+    return outdir / f"{routine.spec.symbol}{DIALECTS[dialect]}"
+
+
 def write_routine(routine: Routine, outdir: Path, dialect: str = "gnu") -> tuple[Path, Path]:
     """NAME.S (GNU as) or NAME.asm (AVRASM2), and NAME.h, both or neither."""
-    sym = routine.spec.symbol
-    asm, hdr = outdir / f"{sym}{DIALECTS[dialect]}", outdir / f"{sym}.h"
+    asm, hdr = asm_path(routine, outdir, dialect), outdir / f"{routine.spec.symbol}.h"
     write_all({asm: routine.text(dialect), hdr: routine.header})
     return asm, hdr

@@ -26,11 +26,10 @@ from pathlib import Path
 from ..errors import AvrmpError
 from ..spec import operand_count, result_bytes
 from ..target.avr.parts import get_mcu
-from .inputs import check_tests, oracle, random_layout, test_operands
+from .inputs import DEFAULT_TESTS, check_tests, oracle, random_layout, test_operands
 from .simulator import Call, Layout, Measurement, run_batch
 from .toolchain import Firmware, build_firmware
 
-DEFAULT_TESTS = 1000
 CHUNK = 2000  # calls per simulator process: memory stays bounded whatever --tests is
 # Instruction boundaries per verification at which an interrupt is taken (about 2 us each):
 # every input of a small routine, a few (at least one) of the largest.

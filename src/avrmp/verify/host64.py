@@ -21,9 +21,9 @@ from ..errors import AvrmpError
 from ..routine.files import write_all
 from ..target.host64 import Representation, representation
 from ..techniques.host64 import HostSource, emit
+from .inputs import DEFAULT_TESTS
 
 CFLAGS = ("-O2", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror")
-DEFAULT_TESTS = 1000
 MAX_FAILURES = 20
 CTYPES = {"uint64_t": ctypes.c_uint64, "int64_t": ctypes.c_int64, "double": ctypes.c_double}
 

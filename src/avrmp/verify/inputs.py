@@ -7,7 +7,8 @@ from collections.abc import Iterator, Sequence
 
 from ..errors import AvrmpError
 
-MAX_TESTS = 10_000_000  # random inputs in one run (beyond the edge cases): hours, not days
+DEFAULT_TESTS = 1000  # random inputs in one run, beyond the edge cases
+MAX_TESTS = 10_000_000  # the most in one run: hours, not days
 
 
 def check_tests(tests: int) -> None:
