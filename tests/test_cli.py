@@ -338,6 +338,26 @@ def test_verify_unwritable_json(tmp_path, capsys) -> None:
     assert_one_error(status, err, "cannot write")
 
 
+@needs_toolchain
+@pytest.mark.parametrize("command", ["verify", "profile"])
+def test_json_refuses_the_routine_itself(command, tmp_path, capsys) -> None:
+    src = tmp_path / "m16.S"
+    shutil.copy(ASM / "m16.S", src)
+    argv = [command, src, "--symbol", "m16", "--bits", "16", "--op", "mul",
+            "--json", tmp_path / "." / "m16.S"]
+    status, _, err = run(argv, capsys)
+    assert_one_error(status, err, "is the routine itself")
+    assert src.read_text() == (ASM / "m16.S").read_text()
+
+
+@pytest.mark.parametrize("command", ["verify", "profile"])
+def test_avrasm2_source_is_refused_in_one_line(command, tmp_path, capsys) -> None:
+    src = tmp_path / "m16.asm"
+    src.write_text("; not GNU syntax\n")
+    status, _, err = run([command, src, "--symbol", "m16", "--bits", "16", "--op", "mul"], capsys)
+    assert_one_error(status, err, "avrasm2 source")
+
+
 # ------------------------------------------------------------------ list, bench
 
 

@@ -16,6 +16,7 @@ from avrmp.bench.catalog import TUNED_EXTRAS, catalog
 from avrmp.cli import main
 from avrmp.routine.files import write_routine
 from avrmp.routine.generate import generate, table_key
+from avrmp.routine.rebuild import REGENERATE
 from avrmp.routine.tune import untuned
 from avrmp.spec import Spec
 from avrmp.tuning import table
@@ -191,6 +192,18 @@ def test_rebuild_keeps_a_hand_edited_file(tmp_path, capsys) -> None:
     assert main(["rebuild", str(asm), "-o", str(tmp_path)]) == 2
     assert "overwrite" in capsys.readouterr().err
     assert asm.read_text() == edited
+
+
+def test_rebuild_refuses_a_file_of_several_routines(tmp_path, capsys) -> None:
+    """avrmp uecc writes several routines into one .S: rebuild names the command that wrote it
+    instead of rebuilding the first routine alone."""
+    texts = [generate(Spec("mul", bits, "product-scanning")).text("gnu") for bits in (32, 64)]
+    f = tmp_path / "drop_in.S"
+    f.write_text(f"; {REGENERATE}avrmp uecc --sizes 4,8 -o src/\n" + "".join(texts))
+    assert main(["rebuild", str(f), "-o", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "holds 2 routines" in err and "avrmp uecc --sizes 4,8 -o src/" in err
+    assert not (tmp_path / "o").exists()
 
 
 @pytest.mark.parametrize("old, new", [('"order": 0', '"order": 99'),

@@ -452,8 +452,10 @@ def _readable_asm(path: Path) -> list[str]:
     """The file's first lines (where avrmp writes the spec line), or a one-line error."""
     if path.is_dir():
         raise AvrmpError(f"cannot read {path}: it is a directory; give the .S file")
-    if not path.is_file():
+    if not path.exists():
         raise AvrmpError(f"cannot read {path}: no such file")
+    if not path.is_file():
+        raise AvrmpError(f"cannot read {path}: not a regular file")
     try:
         with open(path, errors="replace") as f:
             return list(islice(f, 8))
@@ -473,10 +475,23 @@ def _avr_operand_bytes(args: argparse.Namespace) -> int:
     return args.bits // 8
 
 
-def cmd_verify(args: argparse.Namespace) -> int:
+def _simulated_input(args: argparse.Namespace) -> list[str]:
+    """verify's and profile's checks before the run: a readable GNU-syntax file (the head of it
+    is returned), and --json writable and not that file (it would be replaced)."""
     head = _readable_asm(args.file)
+    if args.file.suffix == DIALECTS["avrasm2"]:
+        raise AvrmpError(f"{args.file} is avrasm2 source: verify and profile build with avr-gcc, "
+                         "so give them the .S (avrmp gen without --dialect avrasm2)")
     if args.json:
+        if args.json.exists() and args.json.resolve() == args.file.resolve():
+            raise AvrmpError(f"--json {args.json} is the routine itself: give the report "
+                             "another name")
         require_writable(args.json)
+    return head
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    head = _simulated_input(args)
     if args.target == "arm7tdmi":
         return _verify_arm(args)
     if _is_arm(head):
@@ -506,9 +521,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    head = _readable_asm(args.file)
-    if args.json:
-        require_writable(args.json)
+    head = _simulated_input(args)
     # an avrmp routine says so on its spec line; --len-arg is for anyone else's
     len_arg = args.len_arg or any(f"length={RUNTIME_LENGTH}" in line for line in head)
     if _is_arm(head):

@@ -14,13 +14,21 @@ from .wrapper import Routine
 
 SPEC_LINE = re.compile(r"^[;@] spec: (?P<fields>.*)$")  # AVR and ARM comment characters
 INT_FIELDS = ("bits", "levels", "d", "e")
+REGENERATE = "regenerate with: "  # how a multi-routine file (avrmp uecc) names its command
 
 
 def spec_from_header(lines: list[str], path: Path) -> Spec:
     """The Spec written on a generated .S file's `; spec:` (ARM: `@ spec:`) line."""
-    match = next((m for m in map(SPEC_LINE.match, lines) if m), None)
-    if match is None:
-        raise AvrmpError(f"{path} has no '; spec:' line: rebuild takes a .S written by avrmp gen")
+    matches = [m for m in map(SPEC_LINE.match, lines) if m]
+    if not matches:
+        raise AvrmpError(f"{path} has no '; spec:' line: rebuild takes an AVR or ARM7TDMI .S "
+                         "written by avrmp gen")
+    if len(matches) > 1:  # avrmp uecc's file: several routines, one command that wrote them
+        command = next((line.split(REGENERATE, 1)[1] for line in lines if REGENERATE in line),
+                       "the command that wrote it")
+        raise AvrmpError(f"{path} holds {len(matches)} routines, not one: make it again with "
+                         f"{command}")
+    match = matches[0]
     fields = dict(re.findall(r"(\w+)=(\S+)", match["fields"]))
     fields.pop("length", None)  # "run-time argument": the code is the same for every length
     try:
