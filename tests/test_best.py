@@ -49,7 +49,9 @@ def test_a_part_without_mul(tmp_path, capsys) -> None:
 @pytest.mark.parametrize("args, needle", [
     (["mul", "--bits", "256", "--max-flash", "50"], "relax the budget"),
     (["mul", "--bits", "12"], "--bits 12"),
-    (["mul", "--bits", "64", "--max-stack", "0"], "--max-stack 0"),
+    (["mul", "--bits", "64", "--max-stack", "-1"], "--max-stack -1"),
+    (["mul", "--bits", "0"], "positive multiple of 8"),
+    (["mul", "--bits", "100000"], "no algorithm does mul at 100000 bits"),
     (["mul", "--bits", "64", "--mcu", "atxmega128a1"], "cannot simulate"),
     (["frob", "--bits", "64"], "frob"),
 ], ids=lambda x: str(x))

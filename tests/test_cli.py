@@ -253,6 +253,7 @@ def verify_args(file, symbol="m16", *extra) -> list:
         (verify_args(ASM / "m16.S", "m16", "--mcu", "atmega9999"), "atmega9999"),
         (verify_args(ASM / "m16.S", "m16", "--mcu", "attiny85"), "mul r18, r20"),
         (verify_args(ASM / "m16.S", "m16", "--tests", "-1"), "--tests"),
+        (verify_args(ASM / "m16.S", "m16", "--seed", "-1"), "--seed"),
         (verify_args(ASM / "m16.S", "m16", "--variant", "fast"), "fast"),
         (verify_args(ASM / "arm" / "mul64.S", "mul64", "--target", "arm7tdmi", "--mcu",
                      "attiny85"), "--mcu does not apply"),

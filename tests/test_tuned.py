@@ -194,6 +194,16 @@ def test_rebuild_keeps_a_hand_edited_file(tmp_path, capsys) -> None:
     assert asm.read_text() == edited
 
 
+def test_rebuild_names_the_file_of_an_edited_spec_line(tmp_path, capsys) -> None:
+    asm, _ = write_routine(generate(Spec("mul", 64, "karatsuba")), tmp_path)
+    text = asm.read_text()
+    spec_line = next(line for line in text.splitlines() if line.startswith("; spec:"))
+    asm.write_text(text.replace(spec_line, spec_line + " levels=9"))
+    assert main(["rebuild", str(asm), "-o", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"avrmp: error: {asm}: --levels 9") and len(err.splitlines()) == 1
+
+
 def test_rebuild_refuses_a_file_of_several_routines(tmp_path, capsys) -> None:
     """avrmp uecc writes several routines into one .S: rebuild names the command that wrote it
     instead of rebuilding the first routine alone."""

@@ -173,7 +173,7 @@ def _add_uecc_parser(sub) -> None:
     u.add_argument("--max-flash", type=int,
                    help="bytes of code at most per routine (looped routines fit small parts)")
     u.add_argument("--tests", type=int, default=DEFAULT_TESTS, help="random inputs per size")
-    u.add_argument("--seed", type=int, help="replay an earlier run's inputs")
+    u.add_argument("--seed", type=_seed, help="replay an earlier run's inputs")
     u.add_argument("-o", "--out", type=_out_dir, required=True,
                    help=f"output directory (writes {DROP_IN_FILE})")
 
@@ -192,7 +192,7 @@ def _add_bundle_parser(sub) -> None:
                    help="branched: NOP-balanced branches allowed where faster")
     b.add_argument("--max-flash", type=int, help="bytes of code at most per routine")
     b.add_argument("--tests", type=int, default=DEFAULT_TESTS, help="random inputs per routine and part")
-    b.add_argument("--seed", type=int, help="replay an earlier run's inputs")
+    b.add_argument("--seed", type=_seed, help="replay an earlier run's inputs")
     b.add_argument("-o", "--out", type=_out_dir, required=True, help="the library folder to write")
 
 
@@ -212,7 +212,7 @@ def _add_verify_parser(sub) -> None:
         "cycles, consttime (ARM7TDMI) = identical traces and cycles, none = no timing check",
     )
     v.add_argument("--json", type=Path, help="write the report as JSON")
-    v.add_argument("--seed", type=int, help="replay the random inputs and start states of an "
+    v.add_argument("--seed", type=_seed, help="replay the random inputs and start states of an "
                    "earlier run (default: a fresh seed, printed)")
     v.add_argument("--no-interrupts", action="store_true",
                    help="skip the interrupt taken after every instruction (reported)")
@@ -227,7 +227,7 @@ def _add_profile_parser(sub) -> None:
     f.add_argument("--bits", type=int, required=True)
     f.add_argument("--op", choices=OPS, required=True)
     f.add_argument("--mcu", default=DEFAULT_MCU)
-    f.add_argument("--seed", type=int, help="the random input's seed (default: fresh, printed)")
+    f.add_argument("--seed", type=_seed, help="the random input's seed (default: fresh, printed)")
     f.add_argument("--json", type=Path, help="write the profile as JSON too")
     f.add_argument("--len-arg", action="store_true", help=LEN_ARG_HELP)
 
@@ -268,6 +268,17 @@ def _out_dir(text: str) -> Path:
     return Path(text)
 
 
+def _seed(text: str) -> int:
+    """--seed: the non-negative integer a run printed (the random generator takes no other)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give the seed a run printed (0 or more)")
+    return value
+
+
 def _spec_from(args: argparse.Namespace) -> Spec:
     if args.algo == "":
         raise AvrmpError("--algo '': name an algorithm (see avrmp list) or leave --algo out")
@@ -297,8 +308,9 @@ def cmd_gen(args: argparse.Namespace) -> int:
         return _gen_host64(args)
     if args.repr:
         raise AvrmpError("--repr applies to --target host64 only")
-    if args.target != "avr" and (args.dialect != "gnu" or args.tune):
-        raise AvrmpError(f"--target {args.target}: GNU as only, and nothing to --tune")
+    if args.target != "avr":
+        _refuse_unused(args, f"--target {args.target} writes GNU as with no searched choices: "
+                       "{} does not apply", dialect="gnu", tune=False)
     if args.target != "avr" and args.mcu != DEFAULT_MCU:
         raise AvrmpError(f"--mcu {args.mcu}: --target {args.target} has no MCU to choose")
     spec = _spec_from(args)
@@ -379,12 +391,14 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
 
 def cmd_best(args: argparse.Namespace) -> int:
-    _positive(args, "bits", "max_flash", "max_stack")
-    Spec(args.op, args.bits, DEFAULT_ALGO[args.op], mcu=args.mcu, name=args.name)  # validates
-    simulated_mcu(args.mcu)
+    _positive(args, "max_flash")
+    if args.max_stack is not None and args.max_stack < 0:
+        raise AvrmpError(f"--max-stack {args.max_stack}: must be 0 or more")
+    _avr_operand_bytes(args)
+    candidates = requests(args.op, args.bits, args.mcu, args.branched)
+    Spec(args.op, candidates[0].bits, candidates[0].algo, mcu=args.mcu, name=args.name)  # the name
     require_writable(args.out, folder=True)
-    best, found = pick(requests(args.op, args.bits, args.mcu, args.branched), args.max_flash,
-                       args.max_stack, progress=sys.stderr.isatty())
+    best, found = pick(candidates, args.max_flash, args.max_stack, progress=sys.stderr.isatty())
     print(f"{'candidate':46} {'core':>8} {'ABI':>8} {'bytes':>7} {'stack':>6}")
     for c in found:
         mark = "  <- chosen" if c is best else f"  ({c.misses})" if c.misses else ""

@@ -52,8 +52,19 @@ def rebuild(path: Path) -> Routine:
     except (OSError, UnicodeDecodeError) as e:
         raise AvrmpError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
     spec = spec_from_header(lines, path)
-    if spec.target == "arm7tdmi":
-        return generate(spec)  # its generator makes no searched choices to record
+    # ARM7TDMI generation makes no searched choices to record
+    record = None if spec.target == "arm7tdmi" else recorded_choices(lines, path)
+    try:
+        return generate(spec, record=record)
+    except AvrmpError as e:  # e.g. a spec line edited to options gen would refuse
+        raise AvrmpError(f"{path}: {e}") from None
+    except (KeyError, IndexError, TypeError, ValueError) as e:
+        raise AvrmpError(f"{path}: its recorded choices do not fit its spec ({type(e).__name__}: "
+                         f"{e}); generate it again with avrmp gen") from None
+
+
+def recorded_choices(lines: list[str], path: Path) -> list:
+    """The decisions on a generated AVR .S file's choices line, or a one-line error."""
     try:
         record = parse(lines)
     except ValueError as e:  # json.JSONDecodeError included
@@ -62,8 +73,4 @@ def rebuild(path: Path) -> Routine:
     if record is None:
         raise AvrmpError(f"{path} records no choices (written by an older avrmp?): generate it "
                          "again with avrmp gen")
-    try:
-        return generate(spec, record=record)
-    except (KeyError, IndexError, TypeError, ValueError) as e:
-        raise AvrmpError(f"{path}: its recorded choices do not fit its spec ({type(e).__name__}: "
-                         f"{e}); generate it again with avrmp gen") from None
+    return record
