@@ -396,7 +396,7 @@ def cmd_best(args: argparse.Namespace) -> int:
         raise AvrmpError(f"--max-stack {args.max_stack}: must be 0 or more")
     _avr_operand_bytes(args)
     candidates = requests(args.op, args.bits, args.mcu, args.branched)
-    Spec(args.op, candidates[0].bits, candidates[0].algo, mcu=args.mcu, name=args.name)  # the name
+    dataclasses.replace(candidates[0], name=args.name)  # Spec checks the name, before the run
     require_writable(args.out, folder=True)
     best, found = pick(candidates, args.max_flash, args.max_stack, progress=sys.stderr.isatty())
     print(f"{'candidate':46} {'core':>8} {'ABI':>8} {'bytes':>7} {'stack':>6}")
