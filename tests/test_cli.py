@@ -17,7 +17,9 @@ import pytest
 from cli_run import run
 
 from avrmp.errors import AvrmpError
-from avrmp.routine.files import require_writable
+from avrmp.routine.files import require_writable, write_routine
+from avrmp.routine.generate import generate
+from avrmp.spec import Spec
 from avrmp.techniques.arm7tdmi.registry import ARM_ALGORITHMS
 from avrmp.techniques.registry import ALGORITHMS
 from avrmp.verify.inputs import test_operands as operand_sets
@@ -357,6 +359,20 @@ def test_avrasm2_source_is_refused_in_one_line(command, tmp_path, capsys) -> Non
     src.write_text("; not GNU syntax\n")
     status, _, err = run([command, src, "--symbol", "m16", "--bits", "16", "--op", "mul"], capsys)
     assert_one_error(status, err, "avrasm2 source")
+
+
+@needs_toolchain
+def test_verify_takes_the_length_argument_from_the_spec_line(tmp_path, capsys) -> None:
+    """An avrmp routine's spec line says whether it takes its length at run time: verify passes
+    it without --len-arg, and refuses --len-arg for a routine of fixed length."""
+    rps, _ = write_routine(generate(Spec("mul", 64, "rps")), tmp_path / "rps")
+    status, out, _ = run(["verify", rps, "--symbol", rps.stem, "--bits", "64", "--op", "mul",
+                          "--tests", "5"], capsys)
+    assert status == 0 and out.startswith("PASS")
+    fixed, _ = write_routine(generate(Spec("mul", 64, "product-scanning")), tmp_path / "ps")
+    status, _, err = run(["verify", fixed, "--symbol", fixed.stem, "--bits", "64", "--op", "mul",
+                          "--len-arg"], capsys)
+    assert_one_error(status, err, "fixed length")
 
 
 # ------------------------------------------------------------------ list, bench

@@ -55,7 +55,8 @@ from .verify.toolchain import build_firmware
 
 LEN_ARG_HELP = ("the routine takes the operand length in bytes (bits/8) as a uint16_t after the "
                 "pointers, e.g. void f(uint8_t *r, const uint8_t *a, const uint8_t *b, uint16_t "
-                "len) (avrmp's --algo rps routines)")
+                "len); avrmp's --algo rps routines say so on their spec line, so they need "
+                "no --len-arg")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -491,8 +492,15 @@ def _avr_operand_bytes(args: argparse.Namespace) -> int:
 
 def _simulated_input(args: argparse.Namespace) -> list[str]:
     """verify's and profile's checks before the run: a readable GNU-syntax file (the head of it
-    is returned), and --json writable and not that file (it would be replaced)."""
+    is returned), --len-arg as its spec line says (set from it for an avrmp routine, refused
+    for one of fixed length), and --json writable and not that file (it would be replaced)."""
     head = _readable_asm(args.file)
+    spec_lines = [line for line in head if line.startswith("; spec:")]
+    runtime_length = any(f"length={RUNTIME_LENGTH}" in line for line in spec_lines)
+    if args.len_arg and spec_lines and not runtime_length:
+        raise AvrmpError(f"--len-arg: {args.file} is an avrmp routine of fixed length (its spec "
+                         "line has no run-time length)")
+    args.len_arg = args.len_arg or runtime_length
     if args.file.suffix == DIALECTS["avrasm2"]:
         raise AvrmpError(f"{args.file} is avrasm2 source: verify and profile build with avr-gcc, "
                          "so give them the .S (avrmp gen without --dialect avrasm2)")
@@ -536,8 +544,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_profile(args: argparse.Namespace) -> int:
     head = _simulated_input(args)
-    # an avrmp routine says so on its spec line; --len-arg is for anyone else's
-    len_arg = args.len_arg or any(f"length={RUNTIME_LENGTH}" in line for line in head)
     if _is_arm(head):
         raise AvrmpError(f"{args.file} is an ARM7TDMI routine: profile runs AVR routines in "
                          "simavr (avrmp verify --target arm7tdmi times ARM ones)")
@@ -546,7 +552,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="avrmp-") as tmp:
         fw = build_firmware(args.file, args.symbol, args.mcu, Path(tmp))
         prof = profile_firmware(fw, args.file, args.op, nbytes, args.seed,
-                                (nbytes,) if len_arg else ())
+                                (nbytes,) if args.len_arg else ())
     if args.json:
         data = {"symbol": args.symbol, "op": args.op, "bits": args.bits, "mcu": args.mcu,
                 "seed": prof.seed, "core_cycles": prof.core_cycles,
