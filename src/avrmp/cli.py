@@ -495,15 +495,15 @@ def _simulated_input(args: argparse.Namespace) -> list[str]:
     is returned), --len-arg as its spec line says (set from it for an avrmp routine, refused
     for one of fixed length), and --json writable and not that file (it would be replaced)."""
     head = _readable_asm(args.file)
+    if args.file.suffix == DIALECTS["avrasm2"]:
+        raise AvrmpError(f"{args.file} is avrasm2 source: verify and profile build with avr-gcc, "
+                         "so give them the .S (avrmp gen without --dialect avrasm2)")
     spec_lines = [line for line in head if line.startswith("; spec:")]
     runtime_length = any(f"length={RUNTIME_LENGTH}" in line for line in spec_lines)
     if args.len_arg and spec_lines and not runtime_length:
         raise AvrmpError(f"--len-arg: {args.file} is an avrmp routine of fixed length (its spec "
                          "line has no run-time length)")
     args.len_arg = args.len_arg or runtime_length
-    if args.file.suffix == DIALECTS["avrasm2"]:
-        raise AvrmpError(f"{args.file} is avrasm2 source: verify and profile build with avr-gcc, "
-                         "so give them the .S (avrmp gen without --dialect avrasm2)")
     if args.json:
         if args.json.exists() and args.json.resolve() == args.file.resolve():
             raise AvrmpError(f"--json {args.json} is the routine itself: give the report "
