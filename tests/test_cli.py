@@ -112,6 +112,13 @@ def test_arm_routine_rebuilds_and_is_not_run_as_avr(tmp_path, capsys) -> None:
     assert_one_error(status, err, "verify it with --target arm7tdmi")
 
 
+def test_tune_refuses_a_negative_jitter(tmp_path, capsys) -> None:
+    status, _, err = run(["tune", "mul", "--bits", "64", "--jitter", "-1", "--table",
+                          tmp_path / "t.json"], capsys)
+    assert_one_error(status, err, "--jitter")
+    assert files_under(tmp_path) == []
+
+
 def test_gen_unwritable_output(tmp_path, capsys) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")

@@ -161,6 +161,18 @@ def test_tune_writes_the_table(tmp_path, capsys) -> None:
     assert "avrmp: error:" in capsys.readouterr().err
 
 
+def test_tune_with_jitter_records_what_replays(tmp_path, capsys) -> None:
+    """tune --jitter: the search also tries jittered allocations of each block (recorded with
+    their seed where one wins); what it records replays, and is never slower than the plain
+    search's routine."""
+    path = tmp_path / "tuned.json"
+    assert main(["tune", "mul", "--bits", "64", "--algo", "karatsuba", "--jitter", "6",
+                 "--table", str(path)]) == 0
+    spec = Spec("mul", 64, "karatsuba")
+    jittered = generate(spec, record=table.lookup(table_key(spec), path))
+    assert jittered.nominal_cycles <= generate(spec, tune=True).nominal_cycles
+
+
 def test_generation_from_the_table_is_fast(tmp_path) -> None:
     """The issue's targets: a 256-bit Karatsuba multiplication in under 2 s wall, and with its
     1000-input verification under 5 s (both as a user runs them, new processes)."""

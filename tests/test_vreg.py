@@ -214,3 +214,28 @@ def test_lent_registers_hold_values_that_die_before_the_reclaim() -> None:
     assert {loads[2], loads[3]} == {0, 1} and {loads[0], loads[1]} == {16, 17}
     assert [i.mnemonic for i in ins].count("mov") == 0
     assert [i.mnemonic for i in ins].count("std") == 2  # the two results: nothing spilled
+
+
+def test_jittered_allocations_differ_and_replay() -> None:
+    """A jitter seed perturbs the allocator's choices (another allocation of the same code),
+    and the same seed allocates the same way again, so a recorded seed replays; seed 0 is the
+    plain allocation."""
+    from avrmp.program.program import Program
+    from avrmp.regalloc.allocator import allocate
+    from avrmp.regalloc.vprogram import VProgram
+    from avrmp.techniques.karatsuba.base import BaseForm, Src, emit_base
+    from avrmp.techniques.karatsuba.search import BASE_POOL
+
+    vp = VProgram()
+    emit_base(vp, 8, Src(), Src(), "branchfree", form=BaseForm(t_flag=True))
+
+    def code(**kw) -> str:
+        out = Program()
+        allocate(vp, BASE_POOL, out, **kw)
+        return "\n".join(map(str, out.items))
+
+    plain = code()
+    assert code(jitter=0) == plain
+    jittered = {seed: code(jitter=seed) for seed in range(1, 9)}
+    assert len(set(jittered.values()) - {plain}) >= 2
+    assert all(code(jitter=seed) == text for seed, text in jittered.items())

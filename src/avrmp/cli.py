@@ -98,7 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "Studio, avra)")
     g.add_argument("--tune", action="store_true",
                    help="search the generator's choices instead of taking them from the tuned "
-                   "table (the same text wherever the table is up to date)")
+                   "table (the same text wherever the table is up to date, unless its entry "
+                   "was tuned with --jitter: then a few cycles slower)")
 
     r = sub.add_parser("rebuild", help="rebuild a generated routine from its .S header alone")
     r.add_argument("file", type=Path, help="a .S (or AVRASM2 .asm) written by avrmp gen")
@@ -114,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--missing", action="store_true",
                    help="only the routines the table lacks or holds in a form this "
                    "generator no longer replays (after a change to a technique)")
+    t.add_argument("--jitter", type=_count, default=0, metavar="N",
+                   help="Karatsuba blocks: also try N jittered register allocations of each "
+                   "block's best form (a few cycles more, minutes longer; default 0)")
     _add_best_parser(sub)
     _add_uecc_parser(sub)
     _add_bundle_parser(sub)
@@ -269,15 +273,24 @@ def _out_dir(text: str) -> Path:
     return Path(text)
 
 
-def _seed(text: str) -> int:
-    """--seed: the non-negative integer a run printed (the random generator takes no other)."""
+def _non_negative(text: str, hint: str) -> int:
     try:
         value = int(text)
     except ValueError:
         value = -1
     if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: give the seed a run printed (0 or more)")
+        raise argparse.ArgumentTypeError(f"{text!r}: {hint}")
     return value
+
+
+def _seed(text: str) -> int:
+    """--seed: the non-negative integer a run printed (the random generator takes no other)."""
+    return _non_negative(text, "give the seed a run printed (0 or more)")
+
+
+def _count(text: str) -> int:
+    """--jitter: a count, 0 or more."""
+    return _non_negative(text, "give a whole number, 0 or more")
 
 
 def _spec_from(args: argparse.Namespace) -> Spec:
@@ -386,7 +399,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.missing:
         specs = untuned(specs, args.table)
     require_writable(args.table)
-    found = tune(specs, args.table, args.jobs, progress=sys.stderr.isatty())
+    found = tune(specs, args.table, args.jobs, progress=sys.stderr.isatty(), jitter=args.jitter)
     print(f"{len(found)} routine(s) tuned into {args.table}")
     return 0
 

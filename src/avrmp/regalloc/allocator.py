@@ -12,6 +12,7 @@ allocated once, emitted as an adding and a subtracting copy.
 from __future__ import annotations
 
 import bisect
+import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -32,16 +33,17 @@ from .vprogram import (
 )
 
 NEVER = 10**9  # the next use of a value no instruction reads again
+JITTER = 60  # a jittered allocation's noise, in instructions of next use (see Allocator)
 
 
 def allocate(vp: VProgram, pool: Sequence[int], out: Program, spill_slots: Iterable[Mem] = (),
              live_out: Iterable[V] = (), labels_from: Program | None = None,
              defragment: bool = False, stats: dict | None = None,
-             clean_bias: int = 0) -> dict[int, int]:
+             clean_bias: int = 0, jitter: int = 0) -> dict[int, int]:
     """Emit `vp` into `out` with physical registers from `pool` (see Allocator); returns V.id ->
     register for the values in `live_out` (kept in registers at the end)."""
     return Allocator(vp, pool, out, spill_slots, live_out, labels_from, defragment, stats,
-                     clean_bias).run()
+                     clean_bias, jitter).run()
 
 
 @dataclass
@@ -116,11 +118,15 @@ class Allocator:
     half-used pair first (see defragment).  stats, if given, counts the pair copies that had to
     be split into two MOVs ("split_pairs").  clean_bias: evicting a value whose memory copy is
     valid costs a reload only, one that must be spilled a store too; an eviction candidate counts
-    as needed this many instructions later if it is clean."""
+    as needed this many instructions later if it is clean.  jitter (a seed, 0: none): the
+    eviction and register choices are perturbed by a pseudo-random draw from that seed, so that
+    a search can try other allocations of the same code (the seed is recorded: replaying it
+    allocates the same way)."""
 
     def __init__(self, vp: VProgram, pool: Sequence[int], out: Program,
                  spill_slots: Iterable[Mem], live_out: Iterable[V], labels_from: Program | None,
-                 defragment: bool, stats: dict | None, clean_bias: int) -> None:
+                 defragment: bool, stats: dict | None, clean_bias: int, jitter: int = 0) -> None:
+        self.rng = random.Random(jitter) if jitter else None
         self.live_out = list(live_out)
         self.live_out_ids = {v.id for v in self.live_out}
         self.plan = Plan(vp.items, self.live_out_ids)
@@ -330,8 +336,11 @@ class Allocator:
 
     def free_pair(self) -> int | None:
         """An aligned pair of free registers that no pushed pointer will claim back."""
-        return next((r for r in sorted(self.free) if r % 2 == 0 and r + 1 in self.free
-                     and self.back_at(r) == NEVER), None)
+        pairs = [r for r in sorted(self.free) if r % 2 == 0 and r + 1 in self.free
+                 and self.back_at(r) == NEVER]
+        if self.rng and pairs:
+            return self.rng.choice(pairs)
+        return pairs[0] if pairs else None
 
     def release(self, reg: int) -> None:
         v = self.st.holder.pop(reg)
@@ -379,10 +388,11 @@ class Allocator:
         so aligned pairs (MOVW targets) come free whole; break a free pair last.  A pushed
         pointer's registers only for values dead before it comes back."""
         back = death > self.back_at(r)
+        noise = self.rng.randrange(JITTER) if self.rng else 0
         if r ^ 1 in self.free:
-            return (back, 1, 0)
+            return (back, 1, noise)
         partner = self.st.holder.get(r ^ 1)  # None: outside the pool, never pairs
-        return (back, 0, abs(self.plan.last_use(partner.id) - death) if partner else 0)
+        return (back, 0, noise + (abs(self.plan.last_use(partner.id) - death) if partner else 0))
 
     def move_up_high(self, pos: int, pinned: set[int]) -> int | None:
         """Make room up high by one MOV rather than a spill: a value in r16..r31 that needs no
@@ -412,6 +422,8 @@ class Allocator:
         spill_scarce = not any(m not in self.slots_in_use
                                for m, until in self.slot_free_until.items() if until > pos)
         bias = self.clean_bias
+        if self.rng:
+            victims = [(nu + self.rng.randrange(JITTER), clean, r) for nu, clean, r in victims]
         nu, _, reg = max(victims, key=lambda v: (v[1], v[0]) if spill_scarce
                          else (v[0] + (bias if v[1] else 0), v[1], v[2]))
         v = st.holder[reg]

@@ -86,9 +86,10 @@ def return_address_bytes(spec: Spec) -> int:
     return get_mcu(spec.mcu).pc_bytes if calls else 2
 
 
-def search(spec: Spec) -> list[Decision]:
-    """The decisions a full search makes for spec (what `avrmp tune` records)."""
-    choices = Choices(None, get_mcu(spec.mcu).core)
+def search(spec: Spec, jitter: int = 0) -> list[Decision]:
+    """The decisions a full search makes for spec (what `avrmp tune` records); jitter: jittered
+    allocations tried per block (Choices)."""
+    choices = Choices(None, get_mcu(spec.mcu).core, jitter)
     _build(spec, choices)
     return choices.made
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 
 from tqdm import tqdm
@@ -14,18 +15,19 @@ from ..tuning.choices import Decision, StaleChoices
 from .generate import generate, search, table_key
 
 
-def _searched(spec: Spec) -> tuple[str, list[Decision]]:
-    return table_key(spec), search(spec)
+def _searched(spec: Spec, jitter: int = 0) -> tuple[str, list[Decision]]:
+    return table_key(spec), search(spec, jitter)
 
 
 def tune(specs: Sequence[Spec], path: Path = table.TABLE, jobs: int = 1,
-         progress: bool = True) -> dict[str, list[Decision]]:
+         progress: bool = True, jitter: int = 0) -> dict[str, list[Decision]]:
     """Search every spec (one key once) and add the decisions to the table at path, saving as
-    results come in so that an interrupted run keeps what it found."""
+    results come in so that an interrupted run keeps what it found; jitter: jittered
+    allocations tried per block (see karatsuba/search.py)."""
     unique = list({table_key(s): s for s in specs}.values())
     found: dict[str, list[Decision]] = {}
     bar = tqdm(total=len(unique), desc="tune", unit="routine", disable=not progress, leave=False)
-    for key, decisions in _results(unique, jobs):
+    for key, decisions in _results(unique, jobs, jitter):
         found[key] = decisions
         table.save({key: decisions}, path)
         bar.update()
@@ -49,11 +51,12 @@ def untuned(specs: Sequence[Spec], path: Path = table.TABLE) -> list[Spec]:
     return [s for s in specs if not current(s)]
 
 
-def _results(specs: list[Spec], jobs: int):
+def _results(specs: list[Spec], jobs: int, jitter: int):
     """(key, decisions) for each spec: in this process (searches share their caches), or in
     `jobs` processes."""
+    searched = partial(_searched, jitter=jitter)
     if jobs <= 1:
-        yield from map(_searched, specs)
+        yield from map(searched, specs)
         return
     with ProcessPoolExecutor(jobs) as pool:
-        yield from pool.map(_searched, specs)
+        yield from pool.map(searched, specs)

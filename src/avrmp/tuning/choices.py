@@ -53,10 +53,14 @@ class Trial:
 
 class Choices:
     """The decisions of one build, in the order the build makes them; searching (record None)
-    or replaying a record.  core: the timing the search's cost model uses."""
+    or replaying a record.  core: the timing the search's cost model uses.  jitter (searching):
+    how many jittered allocations a block's search tries beside its plain ones (see
+    karatsuba/search.py)."""
 
-    def __init__(self, record: Iterable[Decision] | None = None, core: str = "avre") -> None:
+    def __init__(self, record: Iterable[Decision] | None = None, core: str = "avre",
+                 jitter: int = 0) -> None:
         self.pending = None if record is None else list(record)
+        self.jitter = jitter
         self.made: list[Decision] = []
         self.core = core
 
@@ -66,7 +70,7 @@ class Choices:
 
     def fresh(self) -> Choices:
         """A searching Choices with the same cost model."""
-        return Choices(None, self.core)
+        return Choices(None, self.core, self.jitter)
 
     def cycles(self, program) -> int:
         """The search's cost of a program: its cycles on the path without branches taken (a

@@ -96,7 +96,8 @@ def allocate_pick(vp: VProgram, spill: list[Mem], labels: Program, pick: dict,
     trial = Program()
     try:
         allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=labels,
-                 defragment=pick["defragment"], stats=stats, clean_bias=pick["bias"])
+                 defragment=pick["defragment"], stats=stats, clean_bias=pick["bias"],
+                 jitter=pick.get("seed", 0))
     except AllocationError:
         return None
     return Allocation(trial.static_cycles(core, nominal=True), trial, pick)
@@ -162,19 +163,50 @@ def run_best(p: Program, spill: list[Mem], variant: str, scratch: int, m: int,
     live_out: the registers read after the block (the recolouring keeps them)."""
     labels = labels or p
 
-    def search() -> tuple[dict, Program, int, None]:
+    def search() -> tuple[dict, Program, int, str]:
         best = search_block(spill, variant, scratch, m, emit, space, labels, choices.core)
-        return best.pick, best.code, best.cycles, None
+        return jittered(best, emit_pick, spill, labels, live_out, choices)
 
-    def allocate(pick: dict) -> Program | None:
+    def emit_pick(pick: dict) -> VProgram:
         vp = VProgram()
         form = {k: tuple(v) if isinstance(v, list) else v for k, v in pick.items()
-                if k not in ("variant", "bias", "defragment")}
+                if k not in ("variant", "bias", "defragment", "seed")}
         emit(vp, pick["variant"], form)
+        return vp
+
+    def allocate(pick: dict) -> Program | None:
+        vp = emit_pick(pick)
         found = allocate_pick(vp, spill, labels, pick, core=choices.core)
         return None if found is None else found.code
 
     emit_chosen(p, choices, name, f"{name} form", search, allocate, live_out)
+
+
+JITTER_KEEP = 12  # jittered allocations recoloured per block: the cheapest before recolouring
+
+
+def jittered(best: Allocation, emit_pick: Callable[[dict], VProgram], spill: list[Mem],
+             labels: Program, live_out: frozenset[int], choices: Choices
+             ) -> tuple[dict, Program, int, str]:
+    """The block's best allocation, recoloured, or (choices.jitter) a cheaper one among that
+    form's jittered allocations (seeds 1..jitter, Allocator): the JITTER_KEEP cheapest of those
+    are recoloured too, and the cheapest after recolouring is kept.  Returns its pick (with
+    its seed), code, cycles after recolouring and colouring."""
+    def recoloured(found: Allocation) -> tuple[int, str]:
+        colours = colours_of(found.code, live_out)
+        code = recolored(found.code, colours, live_out)
+        return code.static_cycles(choices.core, nominal=True), colours
+
+    tried = [best]
+    if choices.jitter:
+        vp = emit_pick(best.pick)
+        tried += [found for seed in range(1, choices.jitter + 1)
+                  if (found := allocate_pick(vp, spill, labels, best.pick | {"seed": seed},
+                                             core=choices.core)) is not None]
+    kept = sorted(tried, key=lambda a: a.cycles)[:JITTER_KEEP]  # stable: the plain one first
+    scored = [(*recoloured(a), a) for a in kept]
+    cycles, colours, found = min(scored, key=lambda s: s[0])  # the first among equals
+    return found.pick, found.code, cycles, colours
 
 
 def search_block(spill: list[Mem], variant: str, scratch: int, m: int, emit, space: Space,
