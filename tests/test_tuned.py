@@ -161,14 +161,15 @@ def test_tune_writes_the_table(tmp_path, capsys) -> None:
     assert "avrmp: error:" in capsys.readouterr().err
 
 
-def test_tune_with_jitter_records_what_replays(tmp_path, capsys) -> None:
+@pytest.mark.parametrize("op", ["mul", "sqr"])
+def test_tune_with_jitter_records_what_replays(op, tmp_path, capsys) -> None:
     """tune --jitter: the search also tries jittered allocations of each block (recorded with
     their seed where one wins); what it records replays, and is never slower than the plain
     search's routine."""
     path = tmp_path / "tuned.json"
-    assert main(["tune", "mul", "--bits", "64", "--algo", "karatsuba", "--jitter", "6",
+    assert main(["tune", op, "--bits", "64", "--algo", "karatsuba", "--jitter", "4",
                  "--table", str(path)]) == 0
-    spec = Spec("mul", 64, "karatsuba")
+    spec = Spec(op, 64, "karatsuba")
     jittered = generate(spec, record=table.lookup(table_key(spec), path))
     assert jittered.nominal_cycles <= generate(spec, tune=True).nominal_cycles
 

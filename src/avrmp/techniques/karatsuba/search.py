@@ -200,13 +200,18 @@ def jittered(best: Allocation, emit_pick: Callable[[dict], VProgram], spill: lis
     tried = [best]
     if choices.jitter:
         vp = emit_pick(best.pick)
-        tried += [found for seed in range(1, choices.jitter + 1)
-                  if (found := allocate_pick(vp, spill, labels, best.pick | {"seed": seed},
-                                             core=choices.core)) is not None]
+        tried += [found for pick in jitter_picks(best.pick, choices.jitter)
+                  if (found := allocate_pick(vp, spill, labels, pick, core=choices.core))
+                  is not None]
     kept = sorted(tried, key=lambda a: a.cycles)[:JITTER_KEEP]  # stable: the plain one first
     scored = [(*recoloured(a), a) for a in kept]
     cycles, colours, found = min(scored, key=lambda s: s[0])  # the first among equals
     return found.pick, found.code, cycles, colours
+
+
+def jitter_picks(pick: dict, jitter: int) -> list[dict]:
+    """pick with each jitter seed 1..jitter (the allocator's `jitter`, recorded as "seed")."""
+    return [pick | {"seed": seed} for seed in range(1, jitter + 1)]
 
 
 def search_block(spill: list[Mem], variant: str, scratch: int, m: int, emit, space: Space,

@@ -45,9 +45,11 @@ from .frame import (
 from .search import (
     BASE_POOL,
     CLEAN_BIAS,
+    JITTER_KEEP,
     LIVE_AFTER_BLOCK,
     colours_of,
     emit_chosen,
+    jitter_picks,
     recolored,
 )
 from .sqr_base import SqrCombine, emit_sqr_base
@@ -76,7 +78,7 @@ def _run(p: Program, spill, choices: Choices, ptrs: dict | None = None, follow: 
     live_out = LIVE_AFTER_BLOCK | (TOP_RETURN if kw.get("defer_top") else frozenset())
     pick = emit_chosen(
         p, choices, "base", "squaring base",
-        lambda: _search_base(p, spill, choices.core, ptrs, follow, scratch, kw, live_out),
+        lambda: _search_base(p, spill, choices, ptrs, follow, scratch, kw, live_out),
         lambda pick: _allocate_base(p, spill, pick, kw), live_out, SQUARE_POOL)
     if ptrs is not None and not pick["keep_y"]:
         ptrs.pop("Y", None)
@@ -84,21 +86,23 @@ def _run(p: Program, spill, choices: Choices, ptrs: dict | None = None, follow: 
 
 def _allocate_base(p: Program, spill, pick: dict, kw: dict) -> Program | None:
     vp = VProgram()
-    emit_sqr_base(vp, **{k: v for k, v in pick.items() if k != "bias"}, **kw)
+    emit_sqr_base(vp, **{k: v for k, v in pick.items() if k not in ("bias", "seed")}, **kw)
     trial = Program()
     try:
         allocate(vp, BASE_POOL, trial, spill_slots=spill, labels_from=p,
-                 clean_bias=pick.get("bias", 0))
+                 clean_bias=pick.get("bias", 0), jitter=pick.get("seed", 0))
     except AllocationError:
         return None
     return trial
 
 
-def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, scratch: int,
-                 kw: dict, live_out: frozenset[int]) -> tuple[dict, Program, int, str]:
+def _search_base(p: Program, spill, choices: Choices, ptrs: dict | None, follow: bool,
+                 scratch: int, kw: dict, live_out: frozenset[int]
+                 ) -> tuple[dict, Program, int, str]:
     """The cheapest pick (see _run), its code, its cycles and its recolouring: every pick
-    allocated, the RECOLOURED cheapest recoloured (the recolouring moves a few cycles, and
-    sometimes the ranking)."""
+    allocated, and (choices.jitter) the cheapest one's jittered allocations too, the RECOLOURED
+    cheapest recoloured (the recolouring moves a few cycles, and sometimes the ranking)."""
+    core = choices.core
     frameless = ptrs is not None and ptrs.get("frameless")
     if kw.get("joint") and not kw.get("whole"):  # Y stays on A until A_h's last byte is in
         y_roles = [(0, True)]
@@ -130,6 +134,11 @@ def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, 
             found.append((trial.static_cycles(core) + extra, len(found), pick, trial, extra))
     if not found:
         raise AllocationError(f"no register allocation for the {kw['m']}-byte squaring base")
+    _, _, best, _, extra = min(found, key=lambda f: f[:2])
+    for jittered in jitter_picks(best, choices.jitter):
+        trial = _allocate_base(p, spill, jittered, kw)
+        if trial is not None:
+            found.append((trial.static_cycles(core) + extra, len(found), jittered, trial, extra))
 
     def recoloured(entry: tuple) -> tuple[int, int, dict, Program, str]:
         _, order, pick, trial, extra = entry
@@ -137,7 +146,8 @@ def _search_base(p: Program, spill, core: str, ptrs: dict | None, follow: bool, 
         cost = recolored(trial, colours, live_out, SQUARE_POOL).static_cycles(core) + extra
         return cost, order, pick, trial, colours
 
-    cheapest = sorted(found, key=lambda f: f[:2])[:RECOLOURED]
+    keep = RECOLOURED + (JITTER_KEEP if choices.jitter else 0)
+    cheapest = sorted(found, key=lambda f: f[:2])[:keep]
     cost, _, pick, trial, colours = min(map(recoloured, cheapest), key=lambda r: r[:2])
     return pick, trial, cost, colours
 
