@@ -126,6 +126,14 @@ def recolored(code: Program, colours: str, live_out: frozenset[int] = LIVE_AFTER
     return out
 
 
+def recoloured_cycles(code: Program, live_out: frozenset[int], core: str,
+                      pool: Sequence[int] = RECOLOR_POOL) -> tuple[int, str]:
+    """The block's cycles once recoloured (on the path without branches taken), and the
+    colouring."""
+    colours = colours_of(code, live_out, pool)
+    return recolored(code, colours, live_out, pool).static_cycles(core, nominal=True), colours
+
+
 def emit_chosen(p: Program, choices: Choices, name: str, what: str,
                 search: Callable[[], tuple[dict, Program, int, str | None]],
                 allocate_pick: Callable[[dict], Program | None],
@@ -192,11 +200,6 @@ def jittered(best: Allocation, emit_pick: Callable[[dict], VProgram], spill: lis
     form's jittered allocations (seeds 1..jitter, Allocator): the JITTER_KEEP cheapest of those
     are recoloured too, and the cheapest after recolouring is kept.  Returns its pick (with
     its seed), code, cycles after recolouring and colouring."""
-    def recoloured(found: Allocation) -> tuple[int, str]:
-        colours = colours_of(found.code, live_out)
-        code = recolored(found.code, colours, live_out)
-        return code.static_cycles(choices.core, nominal=True), colours
-
     tried = [best]
     if choices.jitter:
         vp = emit_pick(best.pick)
@@ -204,7 +207,7 @@ def jittered(best: Allocation, emit_pick: Callable[[dict], VProgram], spill: lis
                   if (found := allocate_pick(vp, spill, labels, pick, core=choices.core))
                   is not None]
     kept = sorted(tried, key=lambda a: a.cycles)[:JITTER_KEEP]  # stable: the plain one first
-    scored = [(*recoloured(a), a) for a in kept]
+    scored = [(*recoloured_cycles(a.code, live_out, choices.core), a) for a in kept]
     cycles, colours, found = min(scored, key=lambda s: s[0])  # the first among equals
     return found.pick, found.code, cycles, colours
 

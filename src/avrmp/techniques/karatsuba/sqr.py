@@ -47,10 +47,9 @@ from .search import (
     CLEAN_BIAS,
     JITTER_KEEP,
     LIVE_AFTER_BLOCK,
-    colours_of,
     emit_chosen,
     jitter_picks,
-    recolored,
+    recoloured_cycles,
 )
 from .sqr_base import SqrCombine, emit_sqr_base
 
@@ -70,7 +69,7 @@ def _run(p: Program, spill, choices: Choices, ptrs: dict | None = None, follow: 
     """A base block, with Y lent for spills into the frame's scratch, released into the register
     pool or kept on the operand, with each chunk width of the squares, a single or paired zero
     register and each eviction preference, whichever allocation is cheapest once recoloured
-    (recorded as "base", with the block's exact recolouring inside it: search.colours_of).
+    (recorded as "base", with the block's exact recolouring inside it: search.recoloured_cycles).
     ptrs (see _point) learns whether Y survives (kept on the operand, it needs no reload from
     the frame for a following base: `follow` charges the others that reload; without a frame,
     Y is kept unless this is the last base)."""
@@ -142,9 +141,8 @@ def _search_base(p: Program, spill, choices: Choices, ptrs: dict | None, follow:
 
     def recoloured(entry: tuple) -> tuple[int, int, dict, Program, str]:
         _, order, pick, trial, extra = entry
-        colours = colours_of(trial, live_out, SQUARE_POOL)
-        cost = recolored(trial, colours, live_out, SQUARE_POOL).static_cycles(core) + extra
-        return cost, order, pick, trial, colours
+        cycles, colours = recoloured_cycles(trial, live_out, core, SQUARE_POOL)
+        return cycles + extra, order, pick, trial, colours
 
     keep = RECOLOURED + (JITTER_KEEP if choices.jitter else 0)
     cheapest = sorted(found, key=lambda f: f[:2])[:keep]
