@@ -17,11 +17,12 @@ import pytest
 from cli_run import run
 
 from avrmp.errors import AvrmpError
+from avrmp.regalloc.vprogram import AllocationError
 from avrmp.routine.files import require_writable, write_routine
 from avrmp.routine.generate import generate
 from avrmp.spec import Spec
 from avrmp.techniques.arm7tdmi.registry import ARM_ALGORITHMS
-from avrmp.techniques.registry import ALGORITHMS
+from avrmp.techniques.registry import ALGORITHMS, Algorithm
 from avrmp.verify.inputs import test_operands as operand_sets
 
 ASM = Path(__file__).parent / "asm"
@@ -68,6 +69,7 @@ GEN_ERRORS = [
     (["mul", "--bits", "128", "--algo", "karatsuba", "--levels", "two"], "--levels"),
     (["mul", "--bits", "56", "--algo", "karatsuba", "--levels", "2"], "--levels 2"),  # 7 bytes
     (["mul", "--bits", "128", "--levels", "2"], "does not apply"),
+    (["mul", "--bits", "512", "--algo", "karatsuba", "--levels", "3"], "allows 1, 2"),
     (["mul", "--bits", "160", "--algo", "hybrid", "--d", "99"], "--d"),
     (["mul", "--bits", "64", "--looped", "--algo", "karatsuba"], "--looped"),
     (["mul", "--bits", "16", "--name", "1bad"], "C identifier"),
@@ -116,6 +118,18 @@ def test_tune_refuses_a_negative_jitter(tmp_path, capsys) -> None:
     status, _, err = run(["tune", "mul", "--bits", "64", "--jitter", "-1", "--table",
                           tmp_path / "t.json"], capsys)
     assert_one_error(status, err, "--jitter")
+    assert files_under(tmp_path) == []
+
+
+def test_gen_reports_a_build_that_cannot_allocate(tmp_path, capsys, monkeypatch) -> None:
+    """A spec no build of which fits the registers (a generator limit the option lists should
+    have kept out) still ends in one line and status 2, with nothing written."""
+    def no_fit(*_, **__):
+        raise AllocationError("no option for levels fits the registers and memory")
+
+    monkeypatch.setattr(Algorithm, "build", no_fit)
+    status, _, err = run(["gen", "mul", "--bits", "296", "-o", tmp_path / "out"], capsys)
+    assert_one_error(status, err, "avrmp_mul296", "fits the registers")
     assert files_under(tmp_path) == []
 
 

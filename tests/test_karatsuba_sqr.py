@@ -17,10 +17,12 @@ import pytest
 from avrmp.bench.catalog import runs_on_mcu
 from avrmp.blocks.square import emit_square
 from avrmp.errors import AvrmpError
+from avrmp.program.program import Program
+from avrmp.regalloc.allocator import allocate
 from avrmp.routine.files import write_routine
 from avrmp.routine.generate import generate
 from avrmp.spec import Spec
-from avrmp.techniques.karatsuba.large import large_levels
+from avrmp.techniques.karatsuba.large import POOL, large_levels, level_combination, level_plan
 from avrmp.techniques.karatsuba.passes import TOP_KEPT, hbar_kept
 from avrmp.techniques.karatsuba.sqr import structures
 from avrmp.verify.checks import verify_firmware
@@ -179,6 +181,22 @@ def test_atmega328p(tmp_path, op, bits):
         assert (op, bits) == ("mul", 2048)
         pytest.skip(f"{op} {bits} does not fit the atmega328p's SRAM")
     _verify(tmp_path, spec, tests=8)
+
+
+@pytest.mark.parametrize("op", ["mul", "sqr"])
+def test_every_large_levels_option_fits_the_registers(op):
+    """Every memory level of every --levels option offered above 256 bits allocates its
+    combination, whether the leaf leaves its top bytes to it or not (a multiplication over an
+    8-byte leaf would not: large_levels does not offer it)."""
+    for bits, levels, leaf_defers, branched in itertools.product(
+            LARGE, range(1, 6), (False, True), (False, op == "mul")):
+        if levels not in large_levels(bits // 8, op):
+            continue
+        values, mid, inter = level_plan(bits // 8, levels, leaf_defers)
+        for i in range(levels):
+            combine = level_combination((bits // 8 >> i) // 2, op, values[i], i == 0, branched,
+                                        mid[i], inter[i])
+            allocate(combine, POOL, Program())  # AllocationError if it does not fit
 
 
 def test_levels_parameter(tmp_path):

@@ -8,6 +8,7 @@ import functools
 import json
 
 from ..errors import AvrmpError
+from ..regalloc.vprogram import AllocationError
 from ..spec import Spec
 from ..target.avr.parts import MCUS, get_mcu
 from ..techniques.karatsuba.large import stack_estimate
@@ -30,11 +31,10 @@ def generate(spec: Spec, tune: bool = False, record: list[Decision] | None = Non
         record = table.lookup(table_key(spec))
     text = None if record is None else json.dumps([d.to_json() for d in record])
     try:
-        kernel = _kernel(_kernel_key(spec), text)
-    except StaleChoices:
-        if not tuned:
-            raise
-        kernel = _kernel(_kernel_key(spec), None)  # the table is behind the generator: search
+        kernel = _replayed_or_searched(spec, text, tuned)
+    except AllocationError as e:  # no build of this spec fits: a one-line error, not a trace
+        raise AvrmpError(f"{spec.symbol}: no build fits the registers and memory ({e}); "
+                         "leave out --levels or choose another size") from e
     routine = wrap(spec, kernel)
     mcu = get_mcu(spec.mcu)
     if routine.code_bytes > mcu.flash_bytes:
@@ -43,6 +43,15 @@ def generate(spec: Spec, tune: bool = False, record: list[Decision] | None = Non
             f"{mcu.flash_bytes}: choose a looped or subquadratic algorithm, or a smaller size"
         )
     return routine
+
+
+def _replayed_or_searched(spec: Spec, text: str | None, tuned: bool) -> Kernel:
+    try:
+        return _kernel(_kernel_key(spec), text)
+    except StaleChoices:
+        if not tuned:
+            raise
+        return _kernel(_kernel_key(spec), None)  # the table is behind the generator: search
 
 
 def require_room(spec: Spec) -> None:

@@ -261,11 +261,9 @@ def emit_level(p: Program, n: int, op: str, child: str, origin: int,
     p.ldd(24, Mem("Z", disp=r_slot), comment="r, for the combination's pointers")
     p.ldd(25, Mem("Z", disp=r_slot + 1))
     # branch-free, the combination takes t from the register the sums above left it in
-    t_reg = 23 if mul and values and not branched else None
-    x_to = lay["t"] if mul and t_reg is None else lay["m"]
+    x_to = lay["t"] if mul and (branched or not values) else lay["m"]
     _x_for_combination(p, x_to - lay["m"], child_ptr if values else None, x_to - origin + shift)
-    _run(p, level_combine(k, mul, values=values, defer=not alloc, branched=branched, mid=mid,
-                          interleave=interleave, t_reg=t_reg))
+    _run(p, level_combination(k, op, values, bool(alloc), branched, mid, interleave))
     if alloc:
         p.phase("release the frames")
         move_sp(p, 28, alloc)
@@ -273,6 +271,17 @@ def emit_level(p: Program, n: int, op: str, child: str, origin: int,
         p.ret()
     else:
         p.jmp(done)
+
+
+def level_combination(k: int, op: str, values: int, top: bool, branched: bool, mid: bool,
+                      interleave: bool) -> VProgram:
+    """A level's combination (level_combine) as emit_level runs it: a level below the top
+    leaves its top bytes to its caller; branch-free multiplication with children's values
+    takes t from r23, where the sums left it."""
+    mul = op == "mul"
+    t_reg = 23 if mul and values and not branched else None
+    return level_combine(k, mul, values=values, defer=not top, branched=branched, mid=mid,
+                         interleave=interleave, t_reg=t_reg)
 
 
 def _x_for_combination(p: Program, past_m: int, m_ptr: tuple[int, int] | None,
@@ -322,6 +331,19 @@ def _emit_differences(p: Program, k: int, mul: bool, origin: int, lay: dict[str,
     return lay["t"] if mul else lay["da"] + k
 
 
+def level_plan(n: int, levels: int, leaf_defers: bool) -> tuple[list, list, list]:
+    """Per level, top first: how many deferred values its children leave it, whether they leave
+    middle values too, and whether it combines in one interleaved pass (the lowest level below
+    the top, where it can)."""
+    values = [0] * levels
+    values[-1] = 1 if leaf_defers else 0
+    for i in reversed(range(levels - 1)):
+        values[i] = level_returns(values[i + 1])
+    inter = [0 < i == levels - 1 and interleavable(n >> i) for i in range(levels)]
+    mid = inter[1:] + [False]
+    return values, mid, inter
+
+
 def level_returns(values: int) -> int:
     """How many deferred values a level below the top leaves its caller when its children
     leave `values`: its own top bytes' (d, f), and H's first (it lands in those top bytes)."""
@@ -349,7 +371,9 @@ def large_levels(n: int, op: str = "mul") -> list[int]:
         leaf = n >> levels
         if leaf < 8:
             break
-        if leaf <= LEAF_MAX and leaf_ok(leaf):
+        # A multiplication over an 8-byte leaf would give the 64-byte level two values from
+        # children that are not interleaved: its combination does not fit the registers.
+        if leaf <= LEAF_MAX and leaf_ok(leaf) and not (op == "mul" and leaf == 8):
             out.append(levels)
     return out
 
@@ -377,13 +401,7 @@ def _emit_levels(n: int, op: str, levels: int, kern: Kernel, ret_bytes: int,
     """The routine: the top level inline (its frame lies above no return address of its
     own, so nothing moves), then each lower level's subroutine and the leaf's."""
     leaf = n >> levels
-    values = [0] * levels  # deferred values each level's children leave it
-    values[-1] = 1 if kern.top_deferred else 0
-    for i in reversed(range(levels - 1)):
-        values[i] = level_returns(values[i + 1])
-    # the lowest level below the top combines in one interleaved pass where it can
-    inter = [0 < i == levels - 1 and interleavable(n >> i) for i in range(levels)]
-    mid = inter[1:] + [False]  # whether a level's children leave middle values
+    values, mid, inter = level_plan(n, levels, bool(kern.top_deferred))
     origins, below = [0] * levels, kern.caller_frame
     for i in reversed(range(levels)):
         origins[i] = ret_bytes * i + below
@@ -424,7 +442,8 @@ def large_kernel(n: int, op: str, variant: str, choices: Choices, levels: int | 
     if not options:
         raise AvrmpError(
             f"--bits {8 * n}: large Karatsuba needs a size that halves evenly down to a "
-            f"64..256-bit leaf (for example 384, 512, 768, 1024, 1536, 2048 bits)"
+            f"{72 if op == 'mul' else 64}..256-bit leaf (for example 384, 512, 768, 1024, 1536, "
+            f"2048 bits)"
         )
     if levels is not None and levels not in options:
         raise AvrmpError(
