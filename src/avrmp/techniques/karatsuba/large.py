@@ -261,7 +261,7 @@ def emit_level(p: Program, n: int, op: str, child: str, origin: int,
     p.ldd(24, Mem("Z", disp=r_slot), comment="r, for the combination's pointers")
     p.ldd(25, Mem("Z", disp=r_slot + 1))
     # branch-free, the combination takes t from the register the sums above left it in
-    x_to = lay["t"] if mul and (branched or not values) else lay["m"]
+    x_to = lay["m"] if not mul or t_in_register(op, values, branched) else lay["t"]
     _x_for_combination(p, x_to - lay["m"], child_ptr if values else None, x_to - origin + shift)
     _run(p, level_combination(k, op, values, bool(alloc), branched, mid, interleave))
     if alloc:
@@ -278,10 +278,15 @@ def level_combination(k: int, op: str, values: int, top: bool, branched: bool, m
     """A level's combination (level_combine) as emit_level runs it: a level below the top
     leaves its top bytes to its caller; branch-free multiplication with children's values
     takes t from r23, where the sums left it."""
-    mul = op == "mul"
-    t_reg = 23 if mul and values and not branched else None
-    return level_combine(k, mul, values=values, defer=not top, branched=branched, mid=mid,
-                         interleave=interleave, t_reg=t_reg)
+    t_reg = 23 if t_in_register(op, values, branched) else None
+    return level_combine(k, op == "mul", values=values, defer=not top, branched=branched,
+                         mid=mid, interleave=interleave, t_reg=t_reg)
+
+
+def t_in_register(op: str, values: int, branched: bool) -> bool:
+    """Whether the combination takes t from r23 (branch-free multiplication whose children
+    left values: the sums of those values read it there) rather than from the frame."""
+    return op == "mul" and bool(values) and not branched
 
 
 def _x_for_combination(p: Program, past_m: int, m_ptr: tuple[int, int] | None,
