@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -178,6 +179,87 @@ def test_bench_checks_readme_markers_first(tmp_path, capsys, monkeypatch) -> Non
     status, _, err = run(["bench", "--algos", "ripple", "--ops", "add", "--bits", "128",
                           "--readme", readme], capsys)
     assert_one_error(status, err, "markers")
+
+
+@pytest.mark.parametrize("text", ["<!-- bench:end -->\n<!-- bench:begin -->\n", None])
+def test_bench_checks_readme_order_and_encoding_first(text, tmp_path, capsys,
+                                                      monkeypatch) -> None:
+    """Markers out of order, or a README that is not UTF-8: one line, before measuring."""
+    monkeypatch.setattr("avrmp.cli.run", lambda *_, **__: pytest.fail("measured first"))
+    readme = tmp_path / "README.md"
+    if text is None:
+        readme.write_bytes(b"\xff\xfe<!-- bench:begin -->")
+    else:
+        readme.write_text(text)
+    status, _, err = run(["bench", "--algos", "ripple", "--ops", "add", "--bits", "128",
+                          "--readme", readme], capsys)
+    assert_one_error(status, err, str(readme))
+
+
+def test_bench_refuses_one_file_for_two_outputs(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr("avrmp.cli.run", lambda *_, **__: pytest.fail("measured first"))
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- bench:begin -->\n<!-- bench:end -->\n")
+    status, _, err = run(["bench", "--algos", "ripple", "--ops", "add", "--bits", "128",
+                          "--readme", readme, "--markdown", readme], capsys)
+    assert_one_error(status, err, "different files")
+    assert readme.read_text() == "<!-- bench:begin -->\n<!-- bench:end -->\n"
+
+
+@pytest.mark.parametrize("name", ["plot", "plot.xyz"])
+def test_bench_refuses_a_plot_format_first(name, tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr("avrmp.cli.run", lambda *_, **__: pytest.fail("measured first"))
+    status, _, err = run(["bench", "--algos", "ripple", "--ops", "add", "--bits", "128",
+                          "--plot", tmp_path / name], capsys)
+    assert_one_error(status, err, "--plot")
+
+
+def test_rebuild_refuses_to_overwrite_its_input_with_the_header(tmp_path, capsys) -> None:
+    status, out, _ = run(["gen", "mul", "--bits", "64", "-o", tmp_path], capsys)
+    asm = Path(out.split()[0])
+    disguised = tmp_path / "avrmp_mul64_product_scanning.h"
+    disguised.write_text(asm.read_text())
+    status, _, err = run(["rebuild", disguised, "-o", tmp_path], capsys)
+    assert_one_error(status, err, "C header")
+    assert disguised.read_text() == asm.read_text()
+
+
+def test_rebuild_edited_choice_is_one_line(tmp_path, capsys) -> None:
+    """A recorded choice edited to a value no search makes (e = 0) is refused in one line."""
+    status, out, _ = run(["gen", "mul", "--bits", "64", "--algo", "operand-caching", "-o",
+                          tmp_path], capsys)
+    asm = Path(out.split()[0])
+    asm.write_text(re.sub(r"(?m)^;   e: \d+$", ";   e: 0", asm.read_text()))
+    status, _, err = run(["rebuild", asm, "-o", tmp_path / "out"], capsys)
+    assert_one_error(status, err, "recorded choices do not fit")
+
+
+@pytest.mark.parametrize("content", ["[1, 2]", '{"mul 32 product-scanning branchfree": 5}'])
+def test_tune_refuses_a_malformed_table(content, tmp_path, capsys) -> None:
+    table = tmp_path / "t.json"
+    table.write_text(content)
+    status, _, err = run(["tune", "mul", "--bits", "32", "--missing", "--table", table], capsys)
+    assert_one_error(status, err, "cannot read the tuned table")
+    assert table.read_text() == content
+
+
+def test_tune_missing_retunes_an_entry_that_no_longer_replays(tmp_path, capsys) -> None:
+    """--missing treats an entry whose replay fails (here an out-of-range recorded column
+    order) as one to search again, and replaces it."""
+    table = tmp_path / "t.json"
+    assert run(["tune", "mul", "--bits", "32", "--table", table], capsys)[0] == 0
+    good = json.loads(table.read_text())
+    broken = {k: [["schedule", {"order": 99, "release": {}}, []]] for k in good}
+    table.write_text(json.dumps(broken))
+    status, out, _ = run(["tune", "mul", "--bits", "32", "--missing", "--table", table], capsys)
+    assert status == 0 and "1 routine(s) tuned" in out
+    assert json.loads(table.read_text()) == good
+
+
+def test_tune_into_a_new_folder(tmp_path, capsys) -> None:
+    table = tmp_path / "new" / "t.json"
+    status, _, _ = run(["tune", "mul", "--bits", "32", "--table", table], capsys)
+    assert status == 0 and table.exists()
 
 
 def test_output_check_leaves_no_folder(tmp_path) -> None:
@@ -491,7 +573,7 @@ def test_bench_unwritable_output(flag, tmp_path, capsys) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
     status, _, err = run(["bench", "--algos", "ripple", "--ops", "add", "--bits", "128",
-                          "--tests", "1", flag, blocker / "out"], capsys)
+                          "--tests", "1", flag, blocker / "out.png"], capsys)
     assert_one_error(status, err, "cannot write")
 
 

@@ -35,7 +35,14 @@ from .bench.report import (
 from .errors import AvrmpError
 from .library.bundle import DEFAULT_SIZES, FAMILIES, make_bundle
 from .library.uecc import DROP_IN_FILE, ENTRY, UECC_FLAGS, UECC_SIZES, make_drop_in
-from .routine.files import DIALECTS, asm_path, require_writable, write_atomic, write_routine
+from .routine.files import (
+    DIALECTS,
+    asm_path,
+    header_path,
+    require_writable,
+    write_atomic,
+    write_routine,
+)
 from .routine.generate import generate, table_key
 from .routine.rebuild import rebuild
 from .routine.tune import tune, untuned
@@ -380,6 +387,9 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     routine = rebuild(args.file)
     dialect = "avrasm2" if args.file.suffix == DIALECTS["avrasm2"] else "gnu"
     text = routine.text(dialect)
+    if header_path(routine, args.out).resolve() == args.file.resolve():
+        raise AvrmpError(f"-o would overwrite {args.file} with the routine's C header: choose "
+                         "another output folder")
     if asm_path(routine, args.out, dialect).resolve() == args.file.resolve() and text != original:
         raise AvrmpError(f"{args.file} differs from the routine its header makes, and -o would "
                          "overwrite it: choose another output folder")
@@ -636,8 +646,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return _publish(args, rows, markdown(rows), (README_BEGIN, README_END))
 
 
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")  # formats every matplotlib backend writes
+
+
 def _require_outputs(args: argparse.Namespace, markers: tuple[str, str]) -> None:
     """Every file the bench will write, checked before it measures (which takes minutes)."""
+    outputs = [Path(p).resolve() for p in (args.json, args.markdown, args.plot, args.readme) if p]
+    if len(set(outputs)) < len(outputs):
+        raise AvrmpError("--json, --markdown, --plot and --readme must name different files")
+    if args.plot and Path(args.plot).suffix.lower() not in PLOT_SUFFIXES:
+        raise AvrmpError(f"--plot {args.plot}: name a {', '.join(PLOT_SUFFIXES)} file")
     for path in (args.json, args.markdown, args.plot):
         if path:
             require_writable(path)

@@ -91,7 +91,9 @@ def readme_around(path: Path, markers: tuple[str, str] = (README_BEGIN, README_E
         text = path.read_text()
     except OSError as e:
         raise AvrmpError(f"cannot read {path}: {e.strerror}") from None
-    if begin not in text or end not in text:
-        raise AvrmpError(f"{path} has no {begin} ... {end} markers")
+    except UnicodeDecodeError:
+        raise AvrmpError(f"cannot read {path}: it is not UTF-8 text") from None
+    if begin not in text or end not in text.split(begin, 1)[1]:
+        raise AvrmpError(f"{path} has no {begin} ... {end} markers (in that order)")
     head, rest = text.split(begin, 1)
     return head, rest.split(end, 1)[1]

@@ -120,8 +120,13 @@ def asm_path(routine: Routine, outdir: Path, dialect: str = "gnu") -> Path:
     return outdir / f"{routine.spec.symbol}{DIALECTS[dialect]}"
 
 
+def header_path(routine: Routine, outdir: Path) -> Path:
+    """Where write_routine puts the routine's C header: NAME.h."""
+    return outdir / f"{routine.spec.symbol}.h"
+
+
 def write_routine(routine: Routine, outdir: Path, dialect: str = "gnu") -> tuple[Path, Path]:
     """NAME.S (GNU as) or NAME.asm (AVRASM2), and NAME.h, both or neither."""
-    asm, hdr = asm_path(routine, outdir, dialect), outdir / f"{routine.spec.symbol}.h"
+    asm, hdr = asm_path(routine, outdir, dialect), header_path(routine, outdir)
     write_all({asm: routine.text(dialect), hdr: routine.header})
     return asm, hdr

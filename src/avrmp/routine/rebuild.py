@@ -8,7 +8,7 @@ from pathlib import Path
 from ..errors import AvrmpError
 from ..spec import Spec
 from ..techniques.registry import get_algorithm
-from ..tuning.choices import parse
+from ..tuning.choices import BROKEN_RECORD_ERRORS, parse
 from .generate import generate
 from .wrapper import Routine
 
@@ -58,7 +58,7 @@ def rebuild(path: Path) -> Routine:
         return generate(spec, record=record)
     except AvrmpError as e:  # e.g. a spec line edited to options gen would refuse
         raise AvrmpError(f"{path}: {e}") from None
-    except (KeyError, IndexError, TypeError, ValueError) as e:
+    except BROKEN_RECORD_ERRORS as e:  # an edited choice the builders were never meant to take
         raise AvrmpError(f"{path}: its recorded choices do not fit its spec ({type(e).__name__}: "
                          f"{e}); generate it again with avrmp gen") from None
 

@@ -11,7 +11,7 @@ from tqdm import tqdm
 
 from ..spec import Spec
 from ..tuning import table
-from ..tuning.choices import Decision, StaleChoices
+from ..tuning.choices import BROKEN_RECORD_ERRORS, Decision, StaleChoices
 from .generate import generate, search, table_key
 
 
@@ -44,7 +44,7 @@ def untuned(specs: Sequence[Spec], path: Path = table.TABLE) -> list[Spec]:
             return False
         try:
             generate(spec, record=record)
-        except StaleChoices:
+        except (StaleChoices, *BROKEN_RECORD_ERRORS):  # a record that no longer replays
             return False
         return True
 

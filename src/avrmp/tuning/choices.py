@@ -23,6 +23,12 @@ class StaleChoices(AvrmpError):
     """Recorded choices that do not fit the generator (recorded by another version)."""
 
 
+# What replaying a hand-edited or corrupted record can raise besides StaleChoices: the builders
+# trust recorded values as they trust their own search's.
+BROKEN_RECORD_ERRORS = (KeyError, IndexError, TypeError, ValueError, AttributeError,
+                        ArithmeticError, AssertionError)
+
+
 @dataclass
 class Decision:
     """One choice: its name, the option taken (a JSON value) and the decisions made while

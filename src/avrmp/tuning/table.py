@@ -22,18 +22,28 @@ TABLE = Path(__file__).with_name("tuned.json")
 @functools.cache
 def _load(path: Path) -> dict[str, list]:
     try:
-        return json.loads(path.read_text())
+        table = json.loads(path.read_text())
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as e:
-        raise AvrmpError(f"cannot read the tuned table {path}: {e}: restore it with git or "
-                         "rebuild it with avrmp tune --catalog") from None
+        raise _unreadable(path, str(e)) from None
+    if not isinstance(table, dict) or not all(isinstance(v, list) for v in table.values()):
+        raise _unreadable(path, "not an object of decision lists")
+    return table
+
+
+def _unreadable(path: Path, why: str) -> AvrmpError:
+    return AvrmpError(f"cannot read the tuned table {path}: {why}: restore it with git or "
+                      "rebuild it with avrmp tune --catalog")
 
 
 def lookup(key: str, path: Path = TABLE) -> list[Decision] | None:
     """The recorded decisions for a build, or None if the table has none."""
     entry = _load(path).get(key)
-    return None if entry is None else [Decision.from_json(d) for d in entry]
+    try:
+        return None if entry is None else [Decision.from_json(d) for d in entry]
+    except (KeyError, IndexError, TypeError, ValueError) as e:
+        raise _unreadable(path, f"its entry {key} is malformed ({e})") from None
 
 
 def save(entries: dict[str, list[Decision]], path: Path = TABLE) -> None:
@@ -45,7 +55,11 @@ def save(entries: dict[str, list[Decision]], path: Path = TABLE) -> None:
     lines = [f"  {json.dumps(k)}: {json.dumps(table[k], separators=(',', ':'))}"
              for k in sorted(table)]
     text = "{\n" + ",\n".join(lines) + "\n}\n"
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    except OSError as e:
+        raise AvrmpError(f"cannot write the tuned table {path}: {e.strerror}") from None
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
