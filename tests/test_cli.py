@@ -74,6 +74,7 @@ GEN_ERRORS = [
     (["mul", "--bits", "160", "--algo", "hybrid", "--d", "99"], "--d"),
     (["mul", "--bits", "64", "--looped", "--algo", "karatsuba"], "--looped"),
     (["mul", "--bits", "16", "--name", "1bad"], "C identifier"),
+    (["mul", "--bits", "16", "--name", "a" * 256], "at most"),
     (["mul", "--algo", "product-scanning"], "--bits is required"),
     (["mul", "--bits", "16", "--algo", ""], "--algo ''"),
     # buffers and stack beyond SRAM (1 KB of operands and result, about 1.1 KB of frames)

@@ -28,6 +28,9 @@ def result_bytes(op: str, n: int) -> int:
     return 2 * n if op in ("mul", "sqr") else n + 1
 
 
+NAME_MAX = 128  # symbol and file names: far below any file system's limit
+
+
 @dataclass(frozen=True)
 class Spec:
     op: str
@@ -56,6 +59,8 @@ class Spec:
         get_mcu(self.mcu)
         if self.name and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.name):
             raise AvrmpError(f"--name {self.name!r} is not a C identifier")
+        if self.name and len(self.name) > NAME_MAX:  # it names files (NAME.S, NAME.h, NAME.c) too
+            raise AvrmpError(f"--name: {len(self.name)} characters; at most {NAME_MAX}")
         if self.target == "arm7tdmi":
             self._check_arm(get_arm_algorithm(self.algo))
         else:
