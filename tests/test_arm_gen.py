@@ -120,9 +120,13 @@ def test_gen_and_verify_from_the_command_line(capsys, tmp_path) -> None:
                           "avrmp_mul192_operand_caching_arm", "--bits", "192", "--op", "mul",
                           "--tests", "50", "--seed", "2"], capsys)
     assert status == 0 and out.startswith("PASS")
-    status, _, err = run(["verify", asm, "--target", "arm7tdmi", "--symbol",
-                          "avrmp_mul192_operand_caching_arm", "--bits", "96", "--op", "mul",
-                          "--tests", "5", "--seed", "2"], capsys)
+    wrong_size = ["verify", asm, "--target", "arm7tdmi", "--symbol",
+                  "avrmp_mul192_operand_caching_arm", "--bits", "96", "--op", "mul", "--tests",
+                  "5", "--seed", "2"]
+    status, _, err = run(wrong_size, capsys)
+    assert status == 2 and "give --bits 192" in err  # its spec line says so
+    asm.write_text(asm.read_text().replace("@ spec:", "@ was:"))
+    status, _, err = run(wrong_size, capsys)
     assert status == 1 and "verification failed" in err  # a wrong size gives wrong products
 
 

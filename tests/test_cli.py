@@ -5,6 +5,7 @@ build; `list` and `bench --json` say what they should."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -624,3 +625,76 @@ def test_gen_says_when_it_searches(tmp_path, capsys, monkeypatch) -> None:
     status, _, err = run(["gen", "mul", "--bits", "256", "--algo", "karatsuba", "-o", tmp_path],
                          capsys)
     assert status == 0 and err == ""
+
+
+def test_rebuild_verifies_before_it_writes(tmp_path, capsys, monkeypatch) -> None:
+    """Choices edited within their options can still make wrong code (a builder trusts a recorded
+    value as it trusts its own search's): rebuild runs the test load first and writes nothing
+    that fails it."""
+    status, out, _ = run(["gen", "mul", "--bits", "64", "-o", tmp_path / "a"], capsys)
+    asm = Path(out.split()[0])
+    import avrmp.cli
+
+    real = avrmp.cli.rebuild
+
+    def miscompiled(path: Path):
+        routine = real(path)
+        assert "\tadc " in routine.asm
+        return dataclasses.replace(routine, asm=routine.asm.replace("\tadc ", "\tadd ", 1))
+
+    monkeypatch.setattr(avrmp.cli, "rebuild", miscompiled)
+    status, _, err = run(["rebuild", asm, "-o", tmp_path / "b"], capsys)
+    assert_one_error(status, err, "fails verification", "nothing written")
+    assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("old, new", [(";   e: 10", ";   e: -1"), (";   e: 10", ";   e: 3"),
+                                      ('"Z", "X"], "b"]', '"Z", "X"], "q"]')],
+                         ids=["negative e", "e not searched", "unknown layout"])
+def test_rebuild_refuses_a_choice_no_search_offers(old, new, tmp_path, capsys) -> None:
+    status, out, _ = run(["gen", "mul", "--bits", "128", "--algo", "operand-caching", "-o",
+                          tmp_path / "a"], capsys)
+    asm = Path(out.split()[0])
+    assert old in asm.read_text()
+    asm.write_text(asm.read_text().replace(old, new))
+    status, _, err = run(["rebuild", asm, "-o", tmp_path / "b"], capsys)
+    assert_one_error(status, err, "is not one of its options")
+    assert not (tmp_path / "b").exists()
+
+
+def test_rebuild_says_when_the_simulator_cannot_verify(tmp_path, capsys) -> None:
+    status, out, _ = run(["gen", "mul", "--bits", "64", "--mcu", "atxmega128a1", "-o",
+                          tmp_path / "a"], capsys)
+    status, out, _ = run(["rebuild", Path(out.split()[0]), "-o", tmp_path / "b"], capsys)
+    assert status == 0 and "not verified: simavr cannot simulate atxmega128a1" in out
+
+
+@pytest.mark.parametrize("given, needle", [(["--bits", "128"], "give --bits 64"),
+                                           (["--op", "sqr"], "give --op mul"),
+                                           (["--variant", "branched"], "give --variant branchfree")])
+def test_verify_refuses_arguments_its_spec_line_contradicts(given, needle, tmp_path,
+                                                            capsys) -> None:
+    """A run with the wrong size, operation or timing discipline would report failures of the
+    arguments, not of the routine."""
+    status, out, _ = run(["gen", "mul", "--bits", "64", "-o", tmp_path], capsys)
+    asm = Path(out.split()[0])
+    args = {"--bits": "64", "--op": "mul", **dict(zip(given[::2], given[1::2]))}
+    status, _, err = run(["verify", asm, "--symbol", asm.stem,
+                          *[x for kv in args.items() for x in kv]], capsys)
+    assert_one_error(status, err, needle)
+
+
+def test_verify_refuses_a_part_with_another_return_address(tmp_path, capsys) -> None:
+    """A large Karatsuba routine's calls depend on the return address's size; a routine without
+    calls runs the same on every part with MUL."""
+    for bits, mcu, ok in (("512", "atmega2560", False), ("512", "atmega1284p", True),
+                          ("64", "atmega2560", True)):
+        status, out, _ = run(["gen", "mul", "--bits", bits, "--algo", "karatsuba", "-o",
+                              tmp_path], capsys)
+        asm = Path(out.split()[0])
+        status, out, err = run(["verify", asm, "--symbol", asm.stem, "--bits", bits, "--op",
+                                "mul", "--mcu", mcu, "--tests", "10", "--no-interrupts"], capsys)
+        if ok:
+            assert status == 0 and out.startswith("PASS"), err
+        else:
+            assert_one_error(status, err, "2-byte return address of atmega128", "--mcu atmega128")

@@ -43,8 +43,8 @@ from .routine.files import (
     write_atomic,
     write_routine,
 )
-from .routine.generate import generate, table_key
-from .routine.rebuild import rebuild
+from .routine.generate import generate, return_address_bytes, table_key
+from .routine.rebuild import rebuild, spec_fields, spec_from_header
 from .routine.tune import tune, untuned
 from .spec import AVR_VARIANTS, OPS, RUNTIME_LENGTH, TARGETS, VARIANTS, Spec
 from .target.avr.parts import DEFAULT_MCU, simulated_mcu
@@ -54,7 +54,8 @@ from .techniques.registry import ALGORITHMS, DEFAULT_ALGO, get_algorithm
 from .tuning import table
 from .tuning.table import TABLE
 from .verify.arm_checks import verify_arm
-from .verify.checks import require_sram, verify_file, verify_firmware
+from .verify.checks import require_sram, verify_file
+from .verify.generated import verify_generated
 from .verify.host64 import verify_host, write_host_source
 from .verify.inputs import DEFAULT_TESTS, check_tests
 from .verify.profile import format_profile, profile_firmware
@@ -393,8 +394,14 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     if asm_path(routine, args.out, dialect).resolve() == args.file.resolve() and text != original:
         raise AvrmpError(f"{args.file} differs from the routine its header makes, and -o would "
                          "overwrite it: choose another output folder")
+    try:  # its choices may have been edited: wrong code is never written
+        verified = verify_generated(routine)
+    except AvrmpError as e:
+        raise AvrmpError(f"{args.file}: nothing written: {e}; generate it again with avrmp gen"
+                         ) from None
     asm, hdr = write_routine(routine, args.out, dialect)
-    print(f"{asm}\n{hdr}\n{'identical to' if text == original else 'differs from'} {args.file}")
+    print(f"{asm}\n{hdr}\n{'identical to' if text == original else 'differs from'} {args.file}; "
+          f"{verified}")
     return 0
 
 
@@ -428,15 +435,8 @@ def cmd_best(args: argparse.Namespace) -> int:
         mark = "  <- chosen" if c is best else f"  ({c.misses})" if c.misses else ""
         print(f"{c.label:46} {c.core_cycles:8} {c.abi_cycles:8} {c.routine.code_bytes:7} "
               f"{c.stack_bytes:6}{mark}")
-    spec = dataclasses.replace(best.spec, name=args.name)
-    routine = generate(spec)
-    with tempfile.TemporaryDirectory(prefix="avrmp-") as tmp:
-        asm, _ = write_routine(routine, Path(tmp))
-        fw = build_firmware(asm, spec.symbol, spec.mcu, Path(tmp))
-        report = verify_firmware(fw, spec.op, spec.operand_bytes, spec.variant, seed=1,
-                                 int_args=(spec.operand_bytes,) if spec.runtime_length else ())
-    if not report.passed:
-        raise AvrmpError(f"the chosen routine fails verification: {report.first_failure()}")
+    routine = generate(dataclasses.replace(best.spec, name=args.name))
+    verify_generated(routine)
     asm, hdr = write_routine(routine, args.out)
     print(f"{asm}\n{hdr}")
     return 0
@@ -527,12 +527,38 @@ def _simulated_input(args: argparse.Namespace) -> list[str]:
         raise AvrmpError(f"--len-arg: {args.file} is an avrmp routine of fixed length (its spec "
                          "line has no run-time length)")
     args.len_arg = args.len_arg or runtime_length
+    _require_spec_agrees(args, head)
     if args.json:
         if args.json.exists() and args.json.resolve() == args.file.resolve():
             raise AvrmpError(f"--json {args.json} is the routine itself: give the report "
                              "another name")
         require_writable(args.json)
     return head
+
+
+def _require_spec_agrees(args: argparse.Namespace, head: list[str]) -> None:
+    """For a routine avrmp wrote: --op, --bits, --variant (unless none) and the kind of part
+    --mcu is (MUL, timing, return address: what the code depends on) as its spec line says; a
+    run under other ones would report failures of the arguments, not of the routine."""
+    fields = spec_fields(head)
+    if fields is None:
+        return
+    given = {"op": args.op, "bits": str(args.bits), "variant": getattr(args, "variant", None)}
+    for key, value in given.items():
+        if key in fields and value not in (None, "none") and fields[key] != value:
+            raise AvrmpError(f"--{key} {value}: {args.file} is a {key}={fields[key]} routine (its "
+                             f"spec line): give --{key} {fields[key]}")
+    if "mcu" in fields and fields["mcu"] != args.mcu and getattr(args, "target", "avr") == "avr":
+        try:  # (a MUL routine on a part without MUL: the assembler says so)
+            made = spec_from_header(head, args.file)
+            pc = return_address_bytes(made), return_address_bytes(
+                dataclasses.replace(made, mcu=args.mcu))
+        except AvrmpError:  # a spec line edited by hand, or an unknown --mcu (refused later)
+            return
+        if pc[0] != pc[1]:
+            raise AvrmpError(f"--mcu {args.mcu}: {args.file}'s calls assume the {pc[0]}-byte "
+                             f"return address of {made.mcu}, where {args.mcu} pushes {pc[1]}: "
+                             f"give --mcu {made.mcu}")
 
 
 def cmd_verify(args: argparse.Namespace) -> int:

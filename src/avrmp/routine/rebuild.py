@@ -17,6 +17,19 @@ INT_FIELDS = ("bits", "levels", "d", "e")
 REGENERATE = "regenerate with: "  # how a multi-routine file (avrmp uecc) names its command
 
 
+def spec_fields(lines: list[str]) -> dict[str, str] | None:
+    """The fields of the one spec line among lines, as written (None: no spec line, or a file of
+    several routines)."""
+    matches = [m for m in map(SPEC_LINE.match, lines) if m]
+    if len(matches) != 1 or any(REGENERATE in line for line in lines):
+        return None
+    return _fields(matches[0])
+
+
+def _fields(spec_line: re.Match) -> dict[str, str]:
+    return dict(re.findall(r"(\w+)=(\S+)", spec_line["fields"]))
+
+
 def spec_from_header(lines: list[str], path: Path) -> Spec:
     """The Spec written on a generated .S file's `; spec:` (ARM: `@ spec:`) line."""
     matches = [m for m in map(SPEC_LINE.match, lines) if m]
@@ -28,8 +41,7 @@ def spec_from_header(lines: list[str], path: Path) -> Spec:
                        "the command that wrote it")
         raise AvrmpError(f"{path} holds {len(matches)} routines, not one: make it again with "
                          f"{command}")
-    match = matches[0]
-    fields = dict(re.findall(r"(\w+)=(\S+)", match["fields"]))
+    fields = _fields(matches[0])
     fields.pop("length", None)  # "run-time argument": the code is the same for every length
     try:
         if "bits" not in fields:

@@ -212,6 +212,11 @@ def _carry_bound(e: int) -> int:
         b = nb
 
 
+def e_options(n: int) -> range:
+    """The row heights a looped routine of n bytes can take."""
+    return range(1, min(MAX_E, n) + 1)
+
+
 def best_e(n: int) -> int:
     """The row height with the fewest estimated cycles: a row costs its column pairs (e MACs of 5
     cycles per column, about 28 cycles of loads, stores and moves per pair) plus its set-up."""
@@ -219,15 +224,13 @@ def best_e(n: int) -> int:
         rows = -(-n // e)
         return rows * (((n + e) // 2) * (10 * e + 28) + 2 * e + 20)
 
-    return min(range(1, min(MAX_E, n) + 1), key=lambda e: (cost(e), -e))
+    return min(e_options(n), key=lambda e: (cost(e), -e))
 
 
 def operand_caching_mul_looped(n: int, e: int | None, choices: Choices) -> Kernel:
     """Rows of e bytes of a (default: the row height the estimate of best_e finds fastest,
     recorded as "e")."""
-    e = min(e or choices.decide("e", lambda: best_e(n)), n)
-    if e < 1:
-        raise AssertionError("e must be positive")
+    e = min(e or choices.decide("e", lambda: best_e(n), e_options(n)), n)
     return LoopedCaching(n, e).emit()
 
 

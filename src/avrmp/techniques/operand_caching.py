@@ -384,7 +384,7 @@ def _fastest(n: int, heights, consecutive: bool, choices: Choices) -> Kernel:
         return k.body.static_cycles(choices.core) or 0
 
     e = choices.decide("e", lambda: min(
-        heights, key=lambda e: cycles(_build(n, e, consecutive, *HEIGHT_OPTION))))
+        heights, key=lambda e: cycles(_build(n, e, consecutive, *HEIGHT_OPTION))), heights)
     # Operand caching proper keeps to its 2e + 4 registers: no zero pair beyond them.
     options = [o for o in OPTIONS if consecutive or o[1] != "pool"]
     return choices.choose("layout", options,

@@ -99,9 +99,13 @@ class Choices:
             raise StaleChoices(f"recorded choices do not fit this generator: {self.pending[0].name}"
                                " was never asked for: regenerate without them (avrmp gen --tune)")
 
-    def replay(self, name: str, build: Callable[[object, Choices], object]):
-        """Replaying: build the recorded option of `name` (and record it again)."""
+    def replay(self, name: str, build: Callable[[object, Choices], object],
+               options: Iterable | None = None):
+        """Replaying: build the recorded option of `name` (and record it again); options: the
+        values a search would have tried, which the recorded one must be among."""
         d = self.take(name)
+        if options is not None:
+            require_option(name, d.value, options)
         sub = Choices(d.inner, self.core)
         result = build(d.value, sub)
         sub.finish()
@@ -144,7 +148,7 @@ class Choices:
         """The cheapest of the options by cost(build(option, choices)) (searching), or the
         recorded one (replaying); returns its build."""
         if not self.searching:
-            return self.replay(name, build)
+            return self.replay(name, build, options)
         best = self.cheapest(name, options, build, cost)
         self.record(name, best)
         return best.result
@@ -155,7 +159,7 @@ class Choices:
         stand-alone version of what build makes); build(option) is what is recorded and
         returned."""
         if not self.searching:
-            return self.replay(name, build)
+            return self.replay(name, build, options)
         value = self.cheapest(name, options, probe, cost).value
         final = self.trial(value, build, cost=lambda _: 0)
         if final is None:
@@ -163,9 +167,15 @@ class Choices:
         self.record(name, final)
         return final.result
 
-    def decide(self, name: str, search: Callable[[], object]):
-        """A decision with no choices inside it: the recorded value, or search()'s."""
-        value = search() if self.searching else self.take(name).value
+    def decide(self, name: str, search: Callable[[], object], options: Iterable | None = None):
+        """A decision with no choices inside it: the recorded value (which must be among
+        options, when given), or search()'s."""
+        if self.searching:
+            value = search()
+        else:
+            value = self.take(name).value
+            if options is not None:
+                require_option(name, value, options)
         self.made.append(Decision(name, value))
         return value
 
@@ -177,6 +187,16 @@ class Choices:
         value = search()
         self.made.append(Decision(name, value))
         return value
+
+
+def require_option(name: str, value, options: Iterable) -> None:
+    """StaleChoices unless the recorded value of `name` is one of the options (compared as
+    JSON: a record holds lists where the generator may offer tuples)."""
+    offered = {json.dumps(o, sort_keys=True) for o in options}
+    if json.dumps(value, sort_keys=True) not in offered:
+        raise StaleChoices(f"recorded choices do not fit this generator: {name} "
+                           f"{json.dumps(value)} is not one of its options: regenerate without "
+                           "them (avrmp gen --tune)")
 
 
 def memo_search(build: Callable):

@@ -380,7 +380,7 @@ def _least_spill_room(n: int, variant: str, choices: Choices) -> Kernel:
         return _build_small_frame(n, variant, scratch, c)
 
     if not choices.searching:
-        return choices.replay("spill_room", build)
+        return choices.replay("spill_room", build, SMALL_FRAME_SCRATCH)
     sizes = SMALL_FRAME_SCRATCH
     lo, hi, found = 0, len(sizes) - 1, None
     while lo <= hi:
