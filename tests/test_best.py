@@ -53,6 +53,7 @@ def test_a_part_without_mul(tmp_path, capsys) -> None:
     (["mul", "--bits", "0"], "positive multiple of 8"),
     (["mul", "--bits", "100000"], "no algorithm does mul at 100000 bits"),
     (["mul", "--bits", "64", "--mcu", "atxmega128a1"], "cannot simulate"),
+    (["mul", "--bits", "1024", "--mcu", "attiny85"], "choose a smaller size or a larger part"),
     (["frob", "--bits", "64"], "frob"),
 ], ids=lambda x: str(x))
 def test_refusals(args, needle, tmp_path, capsys) -> None:

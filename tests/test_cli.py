@@ -10,17 +10,20 @@ import json
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from cli_run import run
 
 from avrmp.errors import AvrmpError
+from avrmp.output_files import require_writable
 from avrmp.regalloc.vprogram import AllocationError
-from avrmp.routine.files import require_writable, write_routine
+from avrmp.routine.files import write_routine
 from avrmp.routine.generate import generate
 from avrmp.spec import Spec
 from avrmp.techniques.arm7tdmi.registry import ARM_ALGORITHMS
@@ -72,6 +75,8 @@ GEN_ERRORS = [
     (["mul", "--bits", "56", "--algo", "karatsuba", "--levels", "2"], "--levels 2"),  # 7 bytes
     (["mul", "--bits", "128", "--levels", "2"], "does not apply"),
     (["mul", "--bits", "512", "--algo", "karatsuba", "--levels", "3"], "allows 1, 2"),
+    (["sqr", "--bits", "200", "--algo", "karatsuba"], "choose 208 bits"),
+    (["mul", "--bits", "6\n4"], "--bits"),  # a line break in an argument: still one line
     (["mul", "--bits", "160", "--algo", "hybrid", "--d", "99"], "--d"),
     (["mul", "--bits", "64", "--looped", "--algo", "karatsuba"], "--looped"),
     (["mul", "--bits", "16", "--name", "1bad"], "C identifier"),
@@ -93,6 +98,12 @@ def test_gen_bad_input(args, needle, tmp_path, capsys) -> None:
     assert_one_error(status, err, needle)
     assert stdout == ""
     assert files_under(out) == []
+
+
+def test_a_line_break_in_a_path_stays_in_one_line(tmp_path, capsys) -> None:
+    (tmp_path / "f").write_text("")  # not a folder
+    status, _, err = run(["gen", "mul", "--bits", "64", "-o", tmp_path / "f" / "a\nb"], capsys)
+    assert_one_error(status, err, "a\\nb")
 
 
 def test_gen_missing_output_dir_argument(capsys) -> None:
@@ -214,6 +225,21 @@ def test_bench_refuses_a_plot_format_first(name, tmp_path, capsys, monkeypatch) 
     status, _, err = run(["bench", "--algos", "ripple", "--ops", "add", "--bits", "128",
                           "--plot", tmp_path / name], capsys)
     assert_one_error(status, err, "--plot")
+
+
+@pytest.mark.parametrize("in_the_way", ["cycles-relative.png", "cycles-per-product.png"])
+def test_bench_checks_every_plot_first(in_the_way, tmp_path, capsys, monkeypatch) -> None:
+    """--plot names three files, and each is checked before the run."""
+    monkeypatch.setattr("avrmp.cli.run", lambda *_, **__: pytest.fail("measured first"))
+    (tmp_path / in_the_way).mkdir()
+    bench = ["bench", "--algos", "ripple", "--ops", "add", "--bits", "128"]
+    status, _, err = run([*bench, "--plot", tmp_path / "cycles.png"], capsys)
+    assert_one_error(status, err, "cannot write", in_the_way)
+    (tmp_path / in_the_way).rmdir()
+    status, _, err = run([*bench, "--plot", tmp_path / "cycles.png", "--json",
+                          tmp_path / in_the_way], capsys)
+    assert_one_error(status, err, "different files", in_the_way)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_rebuild_refuses_to_overwrite_its_input_with_the_header(tmp_path, capsys) -> None:
@@ -533,6 +559,8 @@ def test_bench_json(tmp_path, capsys) -> None:
         (["--algos", "frob"], "frob"),
         (["--bits", "12"], "matches no routine"),
         (["--bits", "x"], "--bits"),
+        (["--bits", ""], "names nothing"),  # not every size
+        (["--ops", ","], "names nothing"),
         (["--ops", "add", "--mcu", "atmega9999"], "atmega9999"),
         (["--ops", "add", "--bits", "128", "--tests", "-3"], "--tests"),
         (["--target", "arm7tdmi", "--ops", "sqr"], "not --ops"),
@@ -698,3 +726,22 @@ def test_verify_refuses_a_part_with_another_return_address(tmp_path, capsys) -> 
             assert status == 0 and out.startswith("PASS"), err
         else:
             assert_one_error(status, err, "2-byte return address of atmega128", "--mcu atmega128")
+
+
+@needs_toolchain
+def test_sigterm_leaves_no_temporary_folder(tmp_path) -> None:
+    """SIGTERM ends a run as Ctrl-C does: one line, status 143, its temporary folder gone."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "avrmp.cli", "verify", ASM / "m16.S",
+                             *verify_args(ASM / "m16.S")[2:], "--tests", "1000000"],
+                            env=dict(os.environ, TMPDIR=str(temp)), stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, text=True)
+    deadline = time.monotonic() + 60
+    while not any(temp.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # into the simulation
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and err == "avrmp: terminated\n", err
+    assert list(temp.iterdir()) == []

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from avrmp.bench.measure import Row
 from avrmp.bench.papers import best_paper, best_public
 from avrmp.bench.plot import plot
+from avrmp.errors import AvrmpError
 
 RESULTS = Path(__file__).parent.parent / "bench" / "results.json"
 
@@ -19,6 +22,14 @@ def test_three_plots_from_the_results(tmp_path) -> None:
                                        "cycles-per-product.png"]
     for p in paths:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 20_000
+
+
+def test_plots_are_written_all_or_none(tmp_path) -> None:
+    rows = [Row(**d) for d in json.loads(RESULTS.read_text()) if d["op"] == "add"]
+    (tmp_path / "cycles-per-product.png").mkdir()
+    with pytest.raises(AvrmpError, match="cycles-per-product.png"):
+        plot(rows, tmp_path / "cycles.png")
+    assert [p.name for p in tmp_path.iterdir()] == ["cycles-per-product.png"]
 
 
 def test_references() -> None:

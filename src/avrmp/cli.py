@@ -9,6 +9,7 @@ import argparse
 import contextlib
 import dataclasses
 import json
+import signal
 import sys
 import tempfile
 import threading
@@ -23,7 +24,7 @@ from .bench.host64 import markdown as host64_markdown
 from .bench.host64 import measure as measure_host64
 from .bench.measure import run
 from .bench.pick import pick, requests
-from .bench.plot import plot
+from .bench.plot import plot, plot_paths
 from .bench.report import (
     README_BEGIN,
     README_END,
@@ -35,14 +36,8 @@ from .bench.report import (
 from .errors import AvrmpError
 from .library.bundle import DEFAULT_SIZES, FAMILIES, make_bundle
 from .library.uecc import DROP_IN_FILE, ENTRY, UECC_FLAGS, UECC_SIZES, make_drop_in
-from .routine.files import (
-    DIALECTS,
-    asm_path,
-    header_path,
-    require_writable,
-    write_atomic,
-    write_routine,
-)
+from .output_files import require_writable, write_atomic
+from .routine.files import DIALECTS, asm_path, header_path, write_routine
 from .routine.generate import generate, return_address_bytes, table_key
 from .routine.rebuild import rebuild, spec_fields, spec_from_header
 from .routine.tune import tune, untuned
@@ -71,15 +66,24 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, status 2, no usage dump
         command = self.prog.split()[-1]
         see = "avrmp --help" if command == "avrmp" else f"avrmp {command} --help"
-        self.exit(2, f"avrmp: error: {message} (see {see})\n")
+        self.exit(2, f"avrmp: error: {one_line(message)} (see {see})\n")
+
+
+def one_line(message: str) -> str:
+    """The message with line breaks (from an argument, a path) written as escapes: an error is
+    one line."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _csv(kind):
     def parse(text: str) -> list:
         try:
-            return [kind(x) for x in text.split(",") if x.strip()]
+            items = [kind(x) for x in text.split(",") if x.strip()]
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list") from None
+        if not items:  # (leaving the option out means all)
+            raise argparse.ArgumentTypeError(f"{text!r} names nothing: give at least one value")
+        return items
 
     return parse
 
@@ -677,14 +681,16 @@ PLOT_SUFFIXES = (".png", ".svg", ".pdf")  # formats every matplotlib backend wri
 
 def _require_outputs(args: argparse.Namespace, markers: tuple[str, str]) -> None:
     """Every file the bench will write, checked before it measures (which takes minutes)."""
-    outputs = [Path(p).resolve() for p in (args.json, args.markdown, args.plot, args.readme) if p]
+    plots = plot_paths(args.plot) if args.plot else []
+    files = [Path(p) for p in (args.json, args.markdown) if p] + plots
+    outputs = [p.resolve() for p in [*files, *([args.readme] if args.readme else [])]]
     if len(set(outputs)) < len(outputs):
-        raise AvrmpError("--json, --markdown, --plot and --readme must name different files")
+        raise AvrmpError("--json, --markdown, --readme and the three plots --plot names ("
+                         f"{', '.join(p.name for p in plots) or 'none'}) must be different files")
     if args.plot and Path(args.plot).suffix.lower() not in PLOT_SUFFIXES:
         raise AvrmpError(f"--plot {args.plot}: name a {', '.join(PLOT_SUFFIXES)} file")
-    for path in (args.json, args.markdown, args.plot):
-        if path:
-            require_writable(path)
+    for path in files:
+        require_writable(path)
     if args.readme:
         readme_around(args.readme, markers)
         require_writable(args.readme)
@@ -750,19 +756,36 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is, so that temporary folders and half-written files
+    are cleaned up on the way out as on Ctrl-C."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler = {"gen": cmd_gen, "rebuild": cmd_rebuild, "tune": cmd_tune, "best": cmd_best,
                "uecc": cmd_uecc, "bundle": cmd_bundle, "verify": cmd_verify,
                "profile": cmd_profile, "bench": cmd_bench, "list": cmd_list}
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
         return handler[args.command](args)
     except AvrmpError as e:
-        print(f"avrmp: error: {e}", file=sys.stderr)
+        print(f"avrmp: error: {one_line(str(e))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("avrmp: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("avrmp: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    finally:
+        if in_main_thread:  # (None: a handler not set from Python, the default)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 if __name__ == "__main__":

@@ -120,10 +120,13 @@ def pick(specs: list[Spec], max_flash: int | None = None, max_stack: int | None 
             found.append(c)
     found.sort(key=lambda c: (c.core_cycles, c.routine.code_bytes))
     fitting = [c for c in found if not c.misses]
+    if not found:
+        raise AvrmpError(f"none of the {len(specs)} candidates for {op} {bits} bits fits "
+                         f"{mcu}'s flash and SRAM: choose a smaller size or a larger part")
     if not fitting:
         budgets = ", ".join(x for x in (f"--max-flash {max_flash}" * (max_flash is not None),
                                          f"--max-stack {max_stack}" * (max_stack is not None))
                             if x)
         raise AvrmpError(f"nothing of the {len(found)} routines for {op} {bits} bits on {mcu} "
-                         f"fits {budgets or 'the part'}: relax the budget")
+                         f"fits {budgets}: relax the budget")
     return fitting[0], found

@@ -9,31 +9,39 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..errors import AvrmpError
+from ..output_files import write_all
 from .measure import Row
 from .papers import best_paper, ratio_to_public
 
 OPS = ("mul", "sqr")
 
 
+def plot_paths(path: Path) -> list[Path]:
+    """The files plot() writes for --plot path."""
+    path = Path(path)
+    return [path, path.with_name(f"{path.stem}-relative{path.suffix}"),
+            path.with_name(f"{path.stem}-per-product{path.suffix}")]
+
+
 def plot(rows: Sequence[Row], path: Path) -> list[Path]:
-    """The three PNGs (see the module's docstring); their paths."""
+    """The three plots (see the module's docstring), written all or none; their paths."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    path = Path(path)
-    paths = [path, path.with_name(f"{path.stem}-relative{path.suffix}"),
-             path.with_name(f"{path.stem}-per-product{path.suffix}")]
+    paths = plot_paths(path)
     ours = [r for r in rows if r.verified]
     style = _style(plt, ours)
+    images = {}
     for draw, target in zip((_cycles, _relative, _per_product), paths):
         fig = draw(plt, ours, style)
-        _save(plt, fig, target)
+        images[target] = _image(plt, fig, target.suffix[1:].lower())
+    write_all(images)
     return paths
 
 
@@ -173,17 +181,10 @@ def _per_product(plt, rows: Sequence[Row], style: dict[str, dict]):
     return fig
 
 
-def _save(plt, fig, path: Path) -> None:
-    tmp = path.with_name(f".{path.stem}.tmp{path.suffix}")
+def _image(plt, fig, fmt: str) -> bytes:
+    out = io.BytesIO()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(tmp, dpi=100, bbox_inches="tight")
-        tmp.replace(path)
-    except OSError as e:
-        if tmp.parent.is_dir():
-            tmp.unlink(missing_ok=True)
-        raise AvrmpError(
-            f"cannot write {path}: {e.strerror}: choose a writable --plot path"
-        ) from None
+        fig.savefig(out, format=fmt, dpi=100, bbox_inches="tight")
     finally:
         plt.close(fig)
+    return out.getvalue()

@@ -9,7 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..errors import AvrmpError
-from ..routine.files import write_atomic
+from ..output_files import write_atomic
 from .measure import Row
 from .papers import ratio_to_public
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import __version__
 from ..bench.pick import fastest
 from ..errors import AvrmpError
-from ..routine.files import require_writable, write_atomic
+from ..output_files import require_writable, write_atomic
 from ..routine.generate import generate
 from ..routine.rebuild import REGENERATE
 from ..routine.wrapper import Routine

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from ..errors import AvrmpError
+from ..output_files import write_atomic
 from .choices import Decision
 
 TABLE = Path(__file__).with_name("tuned.json")
@@ -54,20 +53,5 @@ def save(entries: dict[str, list[Decision]], path: Path = TABLE) -> None:
     table.update({k: [d.to_json() for d in v] for k, v in entries.items()})
     lines = [f"  {json.dumps(k)}: {json.dumps(table[k], separators=(',', ':'))}"
              for k in sorted(table)]
-    text = "{\n" + ",\n".join(lines) + "\n}\n"
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    except OSError as e:
-        raise AvrmpError(f"cannot write the tuned table {path}: {e.strerror}") from None
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # like any file the user writes, not mkstemp's 0600
-        os.replace(tmp, path)
-    except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
-        raise AvrmpError(f"cannot write the tuned table {path}: {e.strerror}") from None
+    write_atomic(path, "{\n" + ",\n".join(lines) + "\n}\n")
     _load.cache_clear()

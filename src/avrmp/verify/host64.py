@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import AvrmpError
-from ..routine.files import write_all
+from ..output_files import write_all
 from ..target.host64 import Representation, representation
 from ..techniques.host64 import HostSource, emit
 from .inputs import DEFAULT_TESTS

@@ -496,8 +496,14 @@ def karatsuba_sqr_any(n: int, variant: str, choices: Choices, levels: int | None
             "--variant branched: Karatsuba squaring has no sign to branch on; "
             "use --variant branchfree"
         )
-    if is_large(n) or not structures(n):
+    if is_large(n):
         return large_kernel(n, "sqr", variant, choices, levels, ret_bytes)
+    if not structures(n):  # odd, above a plain square and not halving into bases
+        odd = [8 * m for m in range(2, LEAF_MAX + 1) if not structures(m)]
+        raise AvrmpError(f"--bits {8 * n}: Karatsuba squaring up to {8 * LEAF_MAX} bits does not "
+                         f"build {', '.join(map(str, odd))} bits (odd byte counts that do not "
+                         f"halve into its bases): choose {8 * n + 8} bits or --algo "
+                         "product-scanning")
     return fixed_square(n, choices, levels)
 
 
