@@ -541,9 +541,9 @@ def _simulated_input(args: argparse.Namespace) -> list[str]:
 
 
 def _require_spec_agrees(args: argparse.Namespace, head: list[str]) -> None:
-    """For a routine avrmp wrote: --op, --bits, --variant (unless none) and the kind of part
-    --mcu is (MUL, timing, return address: what the code depends on) as its spec line says; a
-    run under other ones would report failures of the arguments, not of the routine."""
+    """For a routine avrmp wrote: --op, --bits and --variant (unless none) as its spec line
+    says, and an --mcu with the return address its calls assume; a run under other ones would
+    report failures of the arguments, not of the routine."""
     fields = spec_fields(head)
     if fields is None:
         return

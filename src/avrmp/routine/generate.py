@@ -54,17 +54,19 @@ def _replayed_or_searched(spec: Spec, text: str | None, tuned: bool) -> Kernel:
         return _kernel(_kernel_key(spec), None)  # the table is behind the generator: search
 
 
+def _data_bytes(spec: Spec) -> int:
+    return spec.result_bytes + spec.n_inputs * spec.operand_bytes
+
+
 def has_room(spec: Spec) -> bool:
     """Whether one call's operands, result and stack (stack_bound) fit the part's SRAM."""
-    data = spec.result_bytes + spec.n_inputs * spec.operand_bytes
-    return data + stack_bound(spec) <= get_mcu(spec.mcu).sram_bytes
+    return _data_bytes(spec) + stack_bound(spec) <= get_mcu(spec.mcu).sram_bytes
 
 
 def require_room(spec: Spec) -> None:
     """AvrmpError unless one call's operands, result and stack fit the part's SRAM."""
     if not has_room(spec):
-        data = spec.result_bytes + spec.n_inputs * spec.operand_bytes
-        sram = get_mcu(spec.mcu).sram_bytes
+        data, sram = _data_bytes(spec), get_mcu(spec.mcu).sram_bytes
         raise AvrmpError(
             f"{spec.symbol} needs up to {stack_bound(spec)} bytes of stack besides {data} bytes "
             f"of operands and result, more than {spec.mcu}'s {sram} bytes of SRAM: choose a "

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from functools import partial
+from multiprocessing import Pool
 from pathlib import Path
 
 from tqdm import tqdm
@@ -58,5 +58,5 @@ def _results(specs: list[Spec], jobs: int, jitter: int):
     if jobs <= 1:
         yield from map(searched, specs)
         return
-    with ProcessPoolExecutor(jobs) as pool:
-        yield from pool.map(searched, specs)
+    with Pool(jobs) as pool:  # leaving it terminates the workers: an interrupted run stops them
+        yield from pool.imap(searched, specs)
