@@ -12,7 +12,7 @@ import avrmp
 ROOT = Path(avrmp.__file__).parent
 # Lowest first; a module may import from its own layer and the layers before it.
 LAYERS = [
-    ["avrmp", "avrmp.errors"],
+    ["avrmp", "avrmp.errors", "avrmp.output_files"],
     ["avrmp.target"],
     ["avrmp.program"],
     ["avrmp.regalloc"],
