@@ -399,7 +399,9 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
         raise AvrmpError(f"{args.file} differs from the routine its header makes, and -o would "
                          "overwrite it: choose another output folder")
     try:  # its choices may have been edited: wrong code is never written
-        verified = verify_generated(routine)
+        with _notice_if_slow(True, "avrmp: verifying the rebuilt routine (the test load, seed 1) "
+                             "before it is written"):
+            verified = verify_generated(routine)
     except AvrmpError as e:
         raise AvrmpError(f"{args.file}: nothing written: {e}; generate it again with avrmp gen"
                          ) from None
