@@ -745,3 +745,40 @@ def test_sigterm_leaves_no_temporary_folder(tmp_path) -> None:
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143 and err == "avrmp: terminated\n", err
     assert list(temp.iterdir()) == []
+
+
+def test_sigterm_stops_tunes_workers(tmp_path) -> None:
+    """tune --jobs: the parent ends at once, its workers with it, each without a traceback."""
+    proc = subprocess.Popen([sys.executable, "-m", "avrmp.cli", "tune", "mul", "--bits", "256",
+                             "--algo", "karatsuba", "--jobs", "2", "--table", tmp_path / "t.json"],
+                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    deadline = time.monotonic() + 60
+    children: list[int] = []
+    while len(children) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+        found = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True,
+                               check=False)
+        children = [int(x) for x in found.stdout.split()]
+    assert len(children) == 2
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143 and err == "avrmp: terminated\n", err
+    time.sleep(0.5)
+    assert not [pid for pid in children if running(pid)]
+    assert not (tmp_path / "t.json").exists()
+
+
+def running(pid: int) -> bool:
+    """Whether the process exists and is not a zombie waiting to be reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_avr_routine_is_not_run_as_arm(tmp_path, capsys) -> None:
+    status, out, _ = run(["gen", "mul", "--bits", "64", "-o", tmp_path], capsys)
+    asm = Path(out.split()[0])
+    status, _, err = run(["verify", asm, "--target", "arm7tdmi", "--symbol", asm.stem, "--bits",
+                          "64", "--op", "mul"], capsys)
+    assert_one_error(status, err, "is an AVR routine", "without --target arm7tdmi")

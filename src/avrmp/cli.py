@@ -569,6 +569,8 @@ def _require_spec_agrees(args: argparse.Namespace, head: list[str]) -> None:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     head = _simulated_input(args)
+    if args.target == "arm7tdmi" and any(line.startswith("; spec:") for line in head):
+        raise AvrmpError(f"{args.file} is an AVR routine: verify it without --target arm7tdmi")
     if args.target == "arm7tdmi":
         return _verify_arm(args)
     if _is_arm(head):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Sequence
 from functools import partial
 from multiprocessing import Pool
@@ -58,5 +59,12 @@ def _results(specs: list[Spec], jobs: int, jitter: int):
     if jobs <= 1:
         yield from map(searched, specs)
         return
-    with Pool(jobs) as pool:  # leaving it terminates the workers: an interrupted run stops them
+    with Pool(jobs, initializer=_quiet_worker) as pool:  # leaving it terminates the workers
         yield from pool.imap(searched, specs)
+
+
+def _quiet_worker() -> None:
+    """A worker leaves Ctrl-C to the parent and ends on the parent's terminate() (SIGTERM)
+    without a traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
