@@ -25,6 +25,7 @@ from avrmp.output_files import require_writable
 from avrmp.regalloc.vprogram import AllocationError
 from avrmp.routine.files import write_routine
 from avrmp.routine.generate import generate
+from avrmp.routine.rebuild import rebuild
 from avrmp.spec import Spec
 from avrmp.techniques.arm7tdmi.registry import ARM_ALGORITHMS
 from avrmp.techniques.registry import ALGORITHMS, Algorithm
@@ -661,16 +662,13 @@ def test_rebuild_verifies_before_it_writes(tmp_path, capsys, monkeypatch) -> Non
     that fails it."""
     status, out, _ = run(["gen", "mul", "--bits", "64", "-o", tmp_path / "a"], capsys)
     asm = Path(out.split()[0])
-    import avrmp.cli
-
-    real = avrmp.cli.rebuild
 
     def miscompiled(path: Path):
-        routine = real(path)
+        routine = rebuild(path)
         assert "\tadc " in routine.asm
         return dataclasses.replace(routine, asm=routine.asm.replace("\tadc ", "\tadd ", 1))
 
-    monkeypatch.setattr(avrmp.cli, "rebuild", miscompiled)
+    monkeypatch.setattr("avrmp.cli.rebuild", miscompiled)
     status, _, err = run(["rebuild", asm, "-o", tmp_path / "b"], capsys)
     assert_one_error(status, err, "fails verification", "nothing written")
     assert not (tmp_path / "b").exists()
