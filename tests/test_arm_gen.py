@@ -118,8 +118,11 @@ def test_gen_and_verify_from_the_command_line(capsys, tmp_path) -> None:
     assert "uint32_t *r, const uint32_t *a, const uint32_t *b" in header
     status, out, _ = run(["verify", asm, "--target", "arm7tdmi", "--symbol",
                           "avrmp_mul192_operand_caching_arm", "--bits", "192", "--op", "mul",
-                          "--tests", "50", "--seed", "2"], capsys)
+                          "--tests", "50", "--seed", "2", "--json", tmp_path / "r.json"], capsys)
     assert status == 0 and out.startswith("PASS")
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["passed"] and report["target"] == "arm7tdmi" and report["seed"] == 2
+    assert report["core_min"] <= report["core_typical"] <= report["core_max"]
     wrong_size = ["verify", asm, "--target", "arm7tdmi", "--symbol",
                   "avrmp_mul192_operand_caching_arm", "--bits", "96", "--op", "mul", "--tests",
                   "5", "--seed", "2"]

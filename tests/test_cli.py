@@ -82,6 +82,9 @@ GEN_ERRORS = [
     (["mul", "--bits", "64", "--looped", "--algo", "karatsuba"], "--looped"),
     (["mul", "--bits", "16", "--name", "1bad"], "C identifier"),
     (["mul", "--bits", "16", "--name", "a" * 256], "at most"),
+    (["mul", "--bits", "16", "--name", "int"], "C keyword"),  # the .h would not compile
+    (["mul", "--bits", "16", "--name", "uint8_t"], "a type the header uses"),
+    (["mul", "--bits", "16", "--name", "__x"], "reserved to the compiler"),
     (["mul", "--algo", "product-scanning"], "--bits is required"),
     (["mul", "--bits", "16", "--algo", ""], "--algo ''"),
     # buffers and stack beyond SRAM (1 KB of operands and result, about 1.1 KB of frames)
@@ -127,6 +130,14 @@ def test_arm_routine_rebuilds_and_is_not_run_as_avr(tmp_path, capsys) -> None:
     status, _, err = run(["verify", asm, "--symbol", asm.stem, "--bits", "64", "--op", "mul"],
                          capsys)
     assert_one_error(status, err, "verify it with --target arm7tdmi")
+
+
+@pytest.mark.parametrize("option", [["--bits", "13"], ["--algo", "nonsense"],
+                                    ["--variant", "branched"], ["--looped"]])
+def test_tune_catalog_refuses_the_options_of_one_routine(option, tmp_path, capsys) -> None:
+    status, _, err = run(["tune", "--catalog", *option, "--table", tmp_path / "t.json"], capsys)
+    assert_one_error(status, err, f"{option[0]} does not apply")
+    assert files_under(tmp_path) == []
 
 
 def test_tune_refuses_a_negative_jitter(tmp_path, capsys) -> None:
@@ -566,6 +577,7 @@ def test_bench_json(tmp_path, capsys) -> None:
         (["--ops", "add", "--bits", "128", "--tests", "-3"], "--tests"),
         (["--target", "arm7tdmi", "--ops", "sqr"], "not --ops"),
         (["--target", "arm7tdmi", "--mcu", "attiny85"], "not --mcu"),
+        (["--target", "arm7tdmi", "--algos", "hybrid", "--bits", "96"], "matches no ARM7TDMI"),
         (["--target", "host64", "--bits", "64"], "not --bits"),
         (["--target", "host64", "--tests", "3"], "not --tests"),
     ],
@@ -780,3 +792,17 @@ def test_avr_routine_is_not_run_as_arm(tmp_path, capsys) -> None:
     status, _, err = run(["verify", asm, "--target", "arm7tdmi", "--symbol", asm.stem, "--bits",
                           "64", "--op", "mul"], capsys)
     assert_one_error(status, err, "is an AVR routine", "without --target arm7tdmi")
+
+
+@pytest.mark.parametrize("bits, needle", [("40", "multiple of 32"), ("8", "32 to 2048"),
+                                          ("4096", "32 to 2048")])
+def test_verify_takes_only_lengths_a_run_time_length_routine_takes(bits, needle, tmp_path,
+                                                                   capsys) -> None:
+    """An RPS routine's length is an argument; --bits outside what it takes (the header calls
+    it undefined) is refused, not reported as a failure of the routine."""
+    status, out, _ = run(["gen", "mul", "--algo", "rps", "-o", tmp_path], capsys)
+    asm = Path(out.split()[0])
+    for command in ("verify", "profile"):
+        status, _, err = run([command, asm, "--symbol", asm.stem, "--op", "mul", "--bits", bits],
+                             capsys)
+        assert_one_error(status, err, f"--bits {bits}", needle)

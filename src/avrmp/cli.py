@@ -417,6 +417,10 @@ def cmd_tune(args: argparse.Namespace) -> int:
                          "--catalog")
     if args.jobs < 1:
         raise AvrmpError("--jobs must be 1 or more")
+    if args.catalog:
+        _refuse_unused(args, "--catalog tunes every routine of the catalog: {} does not apply",
+                       bits=None, algo=None, variant="branchfree", mcu=DEFAULT_MCU, levels=None,
+                       d=None, e=None, looped=False)
     args.name = ""
     specs = catalog() + TUNED_EXTRAS if args.catalog else [_spec_from(args)]
     if args.missing:
@@ -554,6 +558,8 @@ def _require_spec_agrees(args: argparse.Namespace, head: list[str]) -> None:
         if key in fields and value not in (None, "none") and fields[key] != value:
             raise AvrmpError(f"--{key} {value}: {args.file} is a {key}={fields[key]} routine (its "
                              f"spec line): give --{key} {fields[key]}")
+    if "length" in fields and fields.get("algo") in ALGORITHMS:  # a length the algorithm takes
+        Spec(args.op, args.bits, fields["algo"])
     if "mcu" in fields and fields["mcu"] != args.mcu and getattr(args, "target", "avr") == "avr":
         try:  # (a MUL routine on a part without MUL: the assembler says so)
             made = spec_from_header(head, args.file)
@@ -589,7 +595,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
                f"core {report.core_cycles} cycles, ABI {report.abi_cycles} cycles, stack "
                f"{report.stack_depth} bytes")
     if args.json:
-        _write_verify_json(args, report)
+        _write_verify_json(args, report, mcu=args.mcu, interrupt_inputs=report.interrupt_inputs,
+                           core_cycles=report.core_cycles, abi_cycles=report.abi_cycles)
     if report.passed:
         print(f"PASS {summary}")
         return 0
@@ -636,6 +643,10 @@ def _verify_arm(args: argparse.Namespace) -> int:
     summary = (f"{args.symbol}: {r.inputs} inputs (seed {r.seed}); core {r.core_typical} "
                f"cycles on a random input ({spread}), ABI {r.abi_typical}, stack "
                f"{r.stack_depth} bytes, {r.code_bytes} bytes of code")
+    if args.json:
+        _write_verify_json(args, r, target="arm7tdmi", core_typical=r.core_typical,
+                           core_min=r.core_min, core_max=r.core_max, abi_typical=r.abi_typical,
+                           code_bytes=r.code_bytes)
     if r.passed:
         print(f"PASS {summary}")
         return 0
@@ -645,12 +656,11 @@ def _verify_arm(args: argparse.Namespace) -> int:
     return 1
 
 
-def _write_verify_json(args: argparse.Namespace, report) -> None:
+def _write_verify_json(args: argparse.Namespace, report, **measured) -> None:
+    """verify --json: the run, what it measured (AVR or ARM7TDMI figures), the first failures."""
     data = {
-        "symbol": args.symbol, "op": args.op, "bits": args.bits, "mcu": args.mcu,
-        "variant": args.variant, "inputs": report.inputs, "seed": report.seed,
-        "interrupt_inputs": report.interrupt_inputs, "passed": report.passed,
-        "core_cycles": report.core_cycles, "abi_cycles": report.abi_cycles,
+        "symbol": args.symbol, "op": args.op, "bits": args.bits, "variant": args.variant,
+        "inputs": report.inputs, "seed": report.seed, "passed": report.passed, **measured,
         "stack_depth": report.stack_depth,
         "failures": [f.describe() for f in report.failures[:20]],
     }

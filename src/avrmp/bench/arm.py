@@ -4,6 +4,8 @@ trace, beside the paper's figures."""
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -11,11 +13,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from ..errors import AvrmpError
 from ..routine.files import write_routine
 from ..routine.generate import generate
 from ..spec import Spec
 from ..target.arm7tdmi.isa import SEED001_M, WORST_M
-from ..techniques.arm7tdmi.registry import ARM_ALGORITHMS, WORD_BITS
+from ..techniques.arm7tdmi.registry import ARM_ALGORITHMS
 from ..verify.arm_checks import verify_arm
 from .papers import ARM7TDMI_TABLE7
 
@@ -43,10 +46,17 @@ class ArmRow:
 
 def arm_catalog(bits: Sequence[int] | None = None, algos: Sequence[str] | None = None
                 ) -> list[Spec]:
-    return [Spec("mul", b, a, v, target="arm7tdmi")
-            for b in bits or ARM_SIZES for a in algos or ARM_ALGORITHMS
-            for v in ARM_ALGORITHMS[a].variants
-            if not (ARM_ALGORITHMS[a].even_only and (b // WORD_BITS) % 2)]
+    """The ARM7TDMI routines of the selection (every size and algorithm by default); an
+    AvrmpError if it names none that exists."""
+    specs = []
+    for b, a in itertools.product(bits or ARM_SIZES, algos or ARM_ALGORITHMS):
+        for v in ARM_ALGORITHMS[a].variants:
+            with contextlib.suppress(AvrmpError):  # a size this algorithm does not take
+                specs.append(Spec("mul", b, a, v, target="arm7tdmi"))
+    if not specs:
+        raise AvrmpError("the selection matches no ARM7TDMI routine (see avrmp list: sizes "
+                         "and even word counts per algorithm)")
+    return specs
 
 
 def measure_arm(specs: Sequence[Spec], tests: int, progress: bool = False) -> list[ArmRow]:

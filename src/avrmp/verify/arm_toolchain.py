@@ -104,11 +104,12 @@ def build_arm(asm: Path, symbol: str, workdir: Path) -> ArmFirmware:
     run_tool([gcc, *CPU_FLAGS, "-nostdlib", "-nostartfiles", f"-Wl,-Ttext=0x{TEXT_ADDRESS:x}",
               f"-Wl,-e,{symbol}", "-Wl,--no-warn-rwx-segments", "-o", str(elf), str(obj)],
              f"linking {asm.name}")
-    return read_firmware(elf, symbol)
+    return read_firmware(elf, symbol, source=asm)
 
 
-def read_firmware(elf: Path, symbol: str) -> ArmFirmware:
-    """The firmware of `symbol` in a linked ELF: entry, size, core labels, loadable image."""
+def read_firmware(elf: Path, symbol: str, source: Path | None = None) -> ArmFirmware:
+    """The firmware of `symbol` in a linked ELF (built from `source`, which errors name): entry,
+    size, core labels, loadable image."""
     with Path(elf).open("rb") as fh:
         f = ELFFile(fh)
         table = f.get_section_by_name(".symtab")
@@ -116,7 +117,7 @@ def read_firmware(elf: Path, symbol: str) -> ArmFirmware:
         if isinstance(table, SymbolTableSection):
             symbols = {s.name: s for s in table.iter_symbols() if s.name}
         if symbol not in symbols or symbols[symbol]["st_shndx"] == "SHN_UNDEF":
-            raise AvrmpError(f"symbol {symbol!r} not found in {Path(elf).name}: give the "
+            raise AvrmpError(f"symbol {symbol!r} not found in {source or elf}: give the "
                              "routine's name with --symbol (and .global it)")
         entry, size = symbols[symbol]["st_value"], symbols[symbol]["st_size"]
         if entry & 1:
