@@ -80,3 +80,15 @@ def test_rebuild_reads_the_avrasm2_header(tmp_path: Path, capsys) -> None:
     assert main(["rebuild", str(asm), "-o", str(tmp_path / "b")]) == 0
     assert "identical" in capsys.readouterr().out
     assert (tmp_path / "b" / asm.name).read_text() == asm.read_text()
+
+
+@pytest.mark.parametrize("spec, device", [
+    (Spec("mul", 96, "operand-caching", mcu="attiny85", looped=True), "must have MOVW."),
+    (Spec("mul", 64, "product-scanning"), "must have MUL, MOVW."),
+    (Spec("mul", 2048, "karatsuba"), "must have MUL, MOVW, CALL/JMP."),
+], ids=["no MUL", "MUL", "calls"])
+def test_the_header_names_what_the_device_needs(spec, device) -> None:
+    """The .asm's header names what the code uses, no more (a no-MUL routine does not ask for
+    MUL)."""
+    head = generate(spec).avrasm2.split(".cseg")[0]
+    assert f"the project's .device {device}" in head

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from cli_run import run
 
+from avrmp.bench.catalog import catalog
 from avrmp.errors import AvrmpError
 from avrmp.output_files import require_writable
 from avrmp.regalloc.vprogram import AllocationError
@@ -140,6 +141,13 @@ def test_tune_catalog_refuses_the_options_of_one_routine(option, tmp_path, capsy
     assert files_under(tmp_path) == []
 
 
+def test_bench_sweeps_each_parameter_over_the_algorithms_that_take_it() -> None:
+    specs = catalog(ops=["mul"], bits=[64], params={"e": [4], "d": [3]})
+    assert {(s.algo, s.d, s.e) for s in specs} == {
+        ("hybrid", 3, None), ("operand-caching", None, 4),
+        ("consecutive-operand-caching", None, 4)}
+
+
 def test_tune_refuses_a_negative_jitter(tmp_path, capsys) -> None:
     status, _, err = run(["tune", "mul", "--bits", "64", "--jitter", "-1", "--table",
                           tmp_path / "t.json"], capsys)
@@ -206,10 +214,12 @@ def test_bench_checks_readme_markers_first(tmp_path, capsys, monkeypatch) -> Non
     assert_one_error(status, err, "markers")
 
 
-@pytest.mark.parametrize("text", ["<!-- bench:end -->\n<!-- bench:begin -->\n", None])
+@pytest.mark.parametrize("text", ["<!-- bench:end -->\n<!-- bench:begin -->\n", None,
+                                  "<!-- bench:begin -->\n<!-- bench:end -->\n" * 2])
 def test_bench_checks_readme_order_and_encoding_first(text, tmp_path, capsys,
                                                       monkeypatch) -> None:
-    """Markers out of order, or a README that is not UTF-8: one line, before measuring."""
+    """Markers out of order or twice (one table would stay stale), or a README that is not
+    UTF-8: one line, before measuring."""
     monkeypatch.setattr("avrmp.cli.run", lambda *_, **__: pytest.fail("measured first"))
     readme = tmp_path / "README.md"
     if text is None:
@@ -573,6 +583,7 @@ def test_bench_json(tmp_path, capsys) -> None:
         (["--bits", "x"], "--bits"),
         (["--bits", ""], "names nothing"),  # not every size
         (["--ops", ","], "names nothing"),
+        (["--algos", "hybrid", "--e", "4"], "takes none of --e"),  # not left out quietly
         (["--ops", "add", "--mcu", "atmega9999"], "atmega9999"),
         (["--ops", "add", "--bits", "128", "--tests", "-3"], "--tests"),
         (["--target", "arm7tdmi", "--ops", "sqr"], "not --ops"),
@@ -592,10 +603,11 @@ def test_bench_bad_input(args, needle, tmp_path, capsys) -> None:
 
 @needs_toolchain
 def test_bench_parameter_sweep(tmp_path, capsys) -> None:
-    """--e runs operand caching once per e (unrolled and looped where the loop takes that e) and
-    leaves out the routines that have no e; the rows name their parameters."""
+    """--e runs operand caching once per e (unrolled and looped where the loop takes that e);
+    the rows name their parameters (a routine without e is left out, or refused if --algos
+    names it)."""
     path = tmp_path / "bench.json"
-    status, _, err = run(["bench", "--algos", "operand-caching,karatsuba", "--ops", "mul",
+    status, _, err = run(["bench", "--algos", "operand-caching", "--ops", "mul",
                           "--bits", "160", "--e", "4,10", "--tests", "3", "--json", path], capsys)
     assert status == 0, err
     got = sorted(r["params"] for r in json.loads(path.read_text()))
@@ -603,9 +615,6 @@ def test_bench_parameter_sweep(tmp_path, capsys) -> None:
 
 
 def test_looped_e_out_of_range_is_a_spec_error() -> None:
-    from avrmp.errors import AvrmpError
-    from avrmp.spec import Spec
-
     with pytest.raises(AvrmpError, match="--e 9: looped operand-caching takes 1..8"):
         Spec("mul", 160, "operand-caching", e=9, looped=True)
 

@@ -1,7 +1,9 @@
-"""The benchmark's plots: three PNGs from the committed results, the references they divide by."""
+"""The benchmark's plots and table: three PNGs from the committed results, the references they
+divide by, the parts they compare."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import pytest
 from avrmp.bench.measure import Row
 from avrmp.bench.papers import best_paper, best_public
 from avrmp.bench.plot import plot
+from avrmp.bench.report import markdown
 from avrmp.errors import AvrmpError
 
 RESULTS = Path(__file__).parent.parent / "bench" / "results.json"
@@ -44,3 +47,14 @@ def test_a_run_without_multiplications(tmp_path) -> None:
     rows = [Row(**d) for d in json.loads(RESULTS.read_text()) if d["op"] == "add"]
     for p in plot(rows, tmp_path / "cycles.png"):
         assert p.stat().st_size > 5_000
+
+
+def test_a_table_of_another_part_leaves_out_the_atmega128_comparisons() -> None:
+    """The records and the papers' figures are ATmega128 timing: a bench on another part says
+    so and leaves their columns empty, instead of comparing across parts."""
+    row = next(Row(**d) for d in json.loads(RESULTS.read_text())
+               if (d["op"], d["bits"], d["algo"]) == ("mul", 256, "karatsuba"))
+    assert "OsEID" in markdown([row])
+    other = markdown([dataclasses.replace(row, mcu="atmega328p")])
+    assert other.startswith("Measured on atmega328p:") and "OsEID): 4512" not in other
+    assert other.splitlines()[4].endswith("|  |  |")

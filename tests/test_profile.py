@@ -102,3 +102,13 @@ def test_profile_passes_a_run_time_length(tmp_path, capsys) -> None:
                             "mul", "--seed", "1"], capsys)
     assert status == 0 and err == ""
     assert out.startswith(f"{spec.symbol}: {report.core_cycles} core cycles")
+
+
+def test_a_phase_ends_where_the_next_function_begins() -> None:
+    """A hand-written file of two functions, only the first with phase comments: the second's
+    cycles are not counted to the first's last phase."""
+    source = ("\t.global a\n\t.type a, @function\na:\n; --- a: add ---\n\tadd r24, r22\n\tret\n"
+              "\t.global b\n\t.type b, @function\nb:\n\tsub r24, r22\n\tret\n")
+    phases = [phase for _, phase in phase_of_lines(source)]
+    assert phases[4:6] == ["a: add", "a: add"]
+    assert phases[9:] == [NO_PHASE, NO_PHASE]

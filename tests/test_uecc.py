@@ -98,6 +98,8 @@ def test_without_mul_under_a_flash_budget(tmp_path, capsys) -> None:
     (["--mcu", "atmega9"], "atmega9"),
     (["--max-flash", "0"], "must be positive"),
     (["--tests", "-1"], "must be positive"),
+    (["--tests", "100000000"], "choose 0 to"),
+    (["--sizes", "90", "--mcu", "attiny85"], "could not be verified"),  # never "all verified"
     (["--max-flash", "10"], "relax the budget"),
 ])
 def test_bad_input(tmp_path, capsys, args, message) -> None:

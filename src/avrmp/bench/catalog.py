@@ -38,6 +38,16 @@ DEFAULT_CATALOG: list[tuple] = [
 ]
 
 
+def _sweeps(params: dict[str, list[int]], accepts: tuple[str, ...]) -> list[dict]:
+    """The parameter sets to run an algorithm with: every combination of the swept values it
+    takes ([{}]: its defaults, when nothing is swept; []: it takes none of the swept ones)."""
+    sweeps = [{}]
+    for key, values in params.items():
+        if key in accepts:
+            sweeps = [{**s, key: v} for s in sweeps for v in values]
+    return [] if params and sweeps == [{}] else sweeps
+
+
 def catalog(
     ops: Iterable[str] | None = None,
     bits: Iterable[int] | None = None,
@@ -47,13 +57,14 @@ def catalog(
     params: dict[str, Iterable[int] | None] | None = None,
 ) -> list[Spec]:
     """The default benchmark, filtered by the given lists (None = everything in the catalog).
-    params: algorithm parameters to sweep ({"e": [2, 4, 8]}): a routine that takes the parameter
-    is run once per value instead of with its default; the others are left out."""
-    sweeps = [{}]
-    for key, values in (params or {}).items():
-        if values:
-            sweeps = [{**s, key: v} for s in sweeps for v in values]
-
+    params: algorithm parameters to sweep ({"e": [2, 4, 8]}): a routine that takes a parameter
+    is run once per value instead of with its default; the others are left out (an algorithm
+    --algos names that takes none of them is an error)."""
+    params = {k: list(v) for k, v in (params or {}).items() if v}
+    for algo in algos or ():
+        if params and algo in ALGORITHMS and not set(params) & set(ALGORITHMS[algo].accepts):
+            flags = ", ".join(f"--{k}" for k in params)
+            raise AvrmpError(f"--algos {algo}: it takes none of {flags}; bench it separately")
     specs = []
     for op, algo, variant, sizes, *extra in DEFAULT_CATALOG:
         looped = bool(extra and extra[0])  # optional fifth field: looped
@@ -61,6 +72,7 @@ def catalog(
             continue
         if variants and variant not in variants:
             continue
+        sweeps = _sweeps(params, ALGORITHMS[algo].accepts)
         for b in (bits or sizes):
             if bits and b not in bits:
                 continue

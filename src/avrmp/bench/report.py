@@ -19,6 +19,7 @@ def _ref_text(row: Row) -> str:
                      for r in row.references)
 
 
+RECORDS_MCU = "atmega128"  # the part the records and the papers' tables were measured on
 RATIO_NOTE = ("Against the best public code: our cycles over the strongest public record at the "
               "size (OsEID, Hutter-Schwabe), core or ABI cycles as the record gives them; below 1 "
               "is faster.")
@@ -28,15 +29,21 @@ def markdown(rows: Sequence[Row]) -> str:
     head = ("| op | bits | algo | variant | core cycles | ABI cycles | code bytes | stack | "
             "LD | ST | MUL | verified | against the best public code | "
             "papers (core cycles, bytes) |")
-    lines = [head, "|" + "---|" * 14]
+    lines = []
+    other_parts = sorted({r.mcu for r in rows} - {RECORDS_MCU})
+    if other_parts:
+        lines += [(f"Measured on {', '.join(other_parts)}: the records and the papers' figures "
+                   f"are {RECORDS_MCU} timing, so those columns are empty in its rows."), ""]
+    lines += [head, "|" + "---|" * 14]
     for r in rows:
         ok = f"yes ({r.tests})" if r.verified else f"NO: {r.failure}"
         algo = r.algo + (f" {r.params}" if r.params else "")
-        ratio = ratio_to_public(r.op, r.bits, r.core_cycles, r.abi_cycles)
+        ours = r.mcu == RECORDS_MCU
+        ratio = ratio_to_public(r.op, r.bits, r.core_cycles, r.abi_cycles) if ours else None
         lines.append(
             f"| {r.op} | {r.bits} | {algo} | {r.variant} | {r.core_cycles} | {r.abi_cycles} | "
             f"{r.code_bytes} | {r.stack_bytes} | {r.ld} | {r.st} | {r.mul} | {ok} | "
-            f"{'' if ratio is None else f'{ratio:.3f}'} | {_ref_text(r)} |"
+            f"{'' if ratio is None else f'{ratio:.3f}'} | {_ref_text(r) if ours else ''} |"
         )
     lines += ["", RATIO_NOTE]
     total = sum(r.tests for r in rows)
@@ -95,5 +102,7 @@ def readme_around(path: Path, markers: tuple[str, str] = (README_BEGIN, README_E
         raise AvrmpError(f"cannot read {path}: it is not UTF-8 text") from None
     if begin not in text or end not in text.split(begin, 1)[1]:
         raise AvrmpError(f"{path} has no {begin} ... {end} markers (in that order)")
+    if text.count(begin) > 1 or text.count(end) > 1:  # one table would stay stale
+        raise AvrmpError(f"{path} has the {begin} ... {end} markers more than once: keep one pair")
     head, rest = text.split(begin, 1)
     return head, rest.split(end, 1)[1]

@@ -25,6 +25,7 @@ from ..routine.wrapper import Routine
 from ..spec import Spec
 from ..target.avr.parts import simulated_mcu
 from ..verify.checks import Report, sram_fits, verify_firmware
+from ..verify.inputs import check_tests
 from ..verify.toolchain import build_firmware
 
 # Word counts (bytes) of micro-ecc's curves: secp160r1 (20, and 21 for its order), secp192r1,
@@ -142,6 +143,12 @@ def make_drop_in(out: Path, sizes: list[int], mcu: str, max_flash: int | None, t
     unless every check passes)."""
     simulated_mcu(mcu)
     sizes = check_sizes(sizes)
+    check_tests(tests)
+    too_big = [w for w in sizes if not sram_fits("mul", w, mcu)]
+    if too_big:  # verify_drop_in could not run it: nothing unverified is written
+        raise AvrmpError(f"--sizes {too_big[0]}: a multiplication's operands and result do not "
+                         f"fit {mcu}'s SRAM beside the test harness, so it could not be "
+                         "verified: choose smaller sizes or a larger part")
     require_writable(out, folder=True)
     chosen = {op: [choose(op, w, mcu, max_flash, progress) for w in sizes] for op in ENTRY}
     text = drop_in(chosen, mcu, command)

@@ -120,21 +120,20 @@ def _gnu_as(header_lines: list[str], sym: str, parts: tuple) -> str:
 
 def _avrasm2(header_lines: list[str], sym: str, parts: tuple) -> str:
     """The .asm for AVRASM2 (Microchip Studio) or avra: the same code, to .include in the code
-    segment of a project whose .device has MUL (a routine's labels are prefixed by its name)."""
+    segment of a project whose .device has what the code uses (MUL, CALL/JMP); a routine's
+    labels are prefixed by its name."""
     prologue, body, epilogue = parts
+    code = [f"{sym}:", *render_avrasm2(prologue, sym), f"{sym}__core_begin:",
+            *render_avrasm2(body, sym), f"{sym}__core_end:", *render_avrasm2(epilogue, sym)]
+    mnemonics = {line.split()[0].lower() for line in code if line.startswith("\t")}
+    needs = [name for name, used in (("MUL", mnemonics & {"mul", "muls", "mulsu", "fmul"}),
+                                     ("MOVW", mnemonics & {"movw"}),
+                                     ("CALL/JMP", mnemonics & {"call", "jmp"})) if used]
+    device = (f"the project's .device must have {', '.join(needs)}." if needs else
+              "it needs no MUL, MOVW or CALL/JMP.")
     return "\n".join(header_lines + [
-        "; AVRASM2 syntax: .include this file in the code segment; the project's .device must",
-        "; have MUL (and CALL/JMP if the routine uses them).",
-        "",
-        ".cseg",
-        f"{sym}:",
-        *render_avrasm2(prologue, sym),
-        f"{sym}__core_begin:",
-        *render_avrasm2(body, sym),
-        f"{sym}__core_end:",
-        *render_avrasm2(epilogue, sym),
-        "",
-    ])
+        f"; AVRASM2 syntax: .include this file in the code segment; {device}", "", ".cseg",
+        *code, ""])
 
 
 def _prologue_epilogue(kernel: Kernel) -> tuple[Program, Program, tuple[int, ...]]:

@@ -26,6 +26,7 @@ from .toolchain import Firmware
 
 _PHASE = re.compile(r"^\s*;\s*---\s*(.*?)\s*-*\s*$")
 _LEVEL = re.compile(r"^\s*;\s*===\s*(.*?)\s*=*\s*$")
+_FUNCTION = re.compile(r"^\s*\.type\s+[\w.$]+\s*,\s*[@%]function\b")
 NO_PHASE = "(no phase comment)"
 LEVEL_SETUP = "(the level's set-up)"  # code under a level header, before its first phase
 
@@ -63,6 +64,8 @@ def phase_of_lines(source: str) -> list[tuple[str, str]]:
             level, phase = m.group(1), LEVEL_SETUP
         elif m := _PHASE.match(line):
             phase = m.group(1)
+        elif _FUNCTION.match(line):  # another function: the phases above are not its own
+            level, phase = "", NO_PHASE
         out.append((level, phase))
     return out
 
