@@ -120,7 +120,7 @@ def _gnu_as(header_lines: list[str], sym: str, parts: tuple) -> str:
 
 def _avrasm2(header_lines: list[str], sym: str, parts: tuple) -> str:
     """The .asm for AVRASM2 (Microchip Studio) or avra: the same code, to .include in the code
-    segment of a project whose .device has what the code uses (MUL, CALL/JMP); a routine's
+    segment of a project whose .device has what the code uses (MUL, MOVW, CALL/JMP); a routine's
     labels are prefixed by its name."""
     prologue, body, epilogue = parts
     code = [f"{sym}:", *render_avrasm2(prologue, sym), f"{sym}__core_begin:",
