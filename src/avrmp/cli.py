@@ -75,6 +75,13 @@ def one_line(message: str) -> str:
     return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
+def _name(text: str) -> str:
+    """--name as given: an empty one is refused, not taken for the default."""
+    if not text:
+        raise argparse.ArgumentTypeError("'' is empty: give a C identifier or leave --name out")
+    return text
+
+
 def _csv(kind):
     def parse(text: str) -> list:
         try:
@@ -103,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("gen", help="generate a routine (.S and .h)")
     _add_request_args(g)
     _add_target_arg(g, host64=True)
-    g.add_argument("--name", default="", help="symbol name (default avrmp_OPBITS_ALGO)")
+    g.add_argument("--name", type=_name,
+                   help="symbol name (default avrmp_OPBITS_ALGO)")
     g.add_argument("-o", "--out", type=_out_dir, required=True, help="output directory")
     g.add_argument("--dialect", choices=tuple(DIALECTS), default="gnu",
                    help="assembler syntax: gnu (NAME.S, avr-gcc) or avrasm2 (NAME.asm, Microchip "
@@ -176,7 +184,7 @@ def _add_best_parser(sub) -> None:
                    help="bytes of stack at most, below the return address, saved registers in")
     b.add_argument("--branched", action="store_true",
                    help="NOP-balanced branches allowed (constant cycles, not constant traces)")
-    b.add_argument("--name", default="", help="symbol name of the winner")
+    b.add_argument("--name", type=_name, help="symbol name of the winner")
     b.add_argument("-o", "--out", type=_out_dir, required=True, help="output directory")
 
 
@@ -313,7 +321,7 @@ def _spec_from(args: argparse.Namespace) -> Spec:
         if args.bits is None:
             raise AvrmpError("--bits is required (a multiple of 32 for the ARM7TDMI)")
         return Spec(op=args.op, bits=args.bits, algo=args.algo or ARM_DEFAULT,
-                    variant=args.variant, name=args.name, levels=args.levels, d=args.d,
+                    variant=args.variant, name=args.name or "", levels=args.levels, d=args.d,
                     e=args.e, looped=args.looped, target=target)
     algo = args.algo or DEFAULT_ALGO[args.op]
     bits = args.bits
@@ -324,7 +332,7 @@ def _spec_from(args: argparse.Namespace) -> Spec:
         bits = 8 * a.max_bytes  # any valid length: the routine takes len at run time
     return Spec(
         op=args.op, bits=bits, algo=algo,
-        variant=args.variant, mcu=args.mcu, name=args.name, levels=args.levels,
+        variant=args.variant, mcu=args.mcu, name=args.name or "", levels=args.levels,
         d=args.d, e=args.e, looped=args.looped,
     )
 
@@ -437,7 +445,7 @@ def cmd_best(args: argparse.Namespace) -> int:
         raise AvrmpError(f"--max-stack {args.max_stack}: must be 0 or more")
     _avr_operand_bytes(args)
     candidates = requests(args.op, args.bits, args.mcu, args.branched)
-    dataclasses.replace(candidates[0], name=args.name)  # Spec checks the name, before the run
+    dataclasses.replace(candidates[0], name=args.name or "")  # Spec checks the name, before the run
     require_writable(args.out, folder=True)
     best, found = pick(candidates, args.max_flash, args.max_stack, progress=sys.stderr.isatty())
     print(f"{'candidate':46} {'core':>8} {'ABI':>8} {'bytes':>7} {'stack':>6}")
@@ -445,7 +453,7 @@ def cmd_best(args: argparse.Namespace) -> int:
         mark = "  <- chosen" if c is best else f"  ({c.misses})" if c.misses else ""
         print(f"{c.label:46} {c.core_cycles:8} {c.abi_cycles:8} {c.routine.code_bytes:7} "
               f"{c.stack_bytes:6}{mark}")
-    routine = generate(dataclasses.replace(best.spec, name=args.name))
+    routine = generate(dataclasses.replace(best.spec, name=args.name or ""))
     verify_generated(routine)
     asm, hdr = write_routine(routine, args.out)
     print(f"{asm}\n{hdr}")
