@@ -519,8 +519,13 @@ def _readable_asm(path: Path) -> list[str]:
         raise AvrmpError(f"cannot read {path}: {e.strerror}") from None
 
 
-def _is_arm(head: list[str]) -> bool:
-    return any(line.startswith("@ spec:") for line in head)
+def _written_for(head: list[str]) -> str | None:
+    """The target an avrmp routine's spec line names by its comment character (ARM `@`, AVR
+    `;`), or None for a file avrmp did not write."""
+    for line in head:
+        if line.startswith(("@ spec:", "; spec:")):
+            return "arm7tdmi" if line[0] == "@" else "avr"
+    return None
 
 
 def _avr_operand_bytes(args: argparse.Namespace) -> int:
@@ -583,11 +588,11 @@ def _require_spec_agrees(args: argparse.Namespace, head: list[str]) -> None:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     head = _simulated_input(args)
-    if args.target == "arm7tdmi" and any(line.startswith("; spec:") for line in head):
+    if args.target == "arm7tdmi" and _written_for(head) == "avr":
         raise AvrmpError(f"{args.file} is an AVR routine: verify it without --target arm7tdmi")
     if args.target == "arm7tdmi":
         return _verify_arm(args)
-    if _is_arm(head):
+    if _written_for(head) == "arm7tdmi":
         raise AvrmpError(f"{args.file} is an ARM7TDMI routine: verify it with --target arm7tdmi")
     if args.variant == "consttime":
         raise AvrmpError("--variant consttime checks ARM7TDMI routines; on the AVR, branchfree "
@@ -616,7 +621,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 def cmd_profile(args: argparse.Namespace) -> int:
     head = _simulated_input(args)
-    if _is_arm(head):
+    if _written_for(head) == "arm7tdmi":
         raise AvrmpError(f"{args.file} is an ARM7TDMI routine: profile runs AVR routines in "
                          "simavr (avrmp verify --target arm7tdmi times ARM ones)")
     nbytes = _avr_operand_bytes(args)

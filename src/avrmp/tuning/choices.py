@@ -85,12 +85,15 @@ class Choices:
 
     # --- replaying ------------------------------------------------------------------------
 
-    def take(self, name: str) -> Decision:
-        """The next recorded decision, which must be `name`."""
+    def take(self, name: str, options: Iterable | None = None) -> Decision:
+        """The next recorded decision, which must be `name` (and its value one of `options`,
+        the values a search would have tried, when given)."""
         if not self.pending or self.pending[0].name != name:
             found = self.pending[0].name if self.pending else "nothing"
             raise StaleChoices(f"recorded choices do not fit this generator: expected {name}, "
                                f"found {found}: regenerate without them (avrmp gen --tune)")
+        if options is not None:
+            require_option(name, self.pending[0].value, options)
         return self.pending.pop(0)
 
     def finish(self) -> None:
@@ -103,9 +106,7 @@ class Choices:
                options: Iterable | None = None):
         """Replaying: build the recorded option of `name` (and record it again); options: the
         values a search would have tried, which the recorded one must be among."""
-        d = self.take(name)
-        if options is not None:
-            require_option(name, d.value, options)
+        d = self.take(name, options)
         sub = Choices(d.inner, self.core)
         result = build(d.value, sub)
         sub.finish()
@@ -170,12 +171,7 @@ class Choices:
     def decide(self, name: str, search: Callable[[], object], options: Iterable | None = None):
         """A decision with no choices inside it: the recorded value (which must be among
         options, when given), or search()'s."""
-        if self.searching:
-            value = search()
-        else:
-            value = self.take(name).value
-            if options is not None:
-                require_option(name, value, options)
+        value = search() if self.searching else self.take(name, options).value
         self.made.append(Decision(name, value))
         return value
 
