@@ -12,7 +12,7 @@ import avrmp
 ROOT = Path(avrmp.__file__).parent
 # Lowest first; a module may import from its own layer and the layers before it.
 LAYERS = [
-    ["avrmp", "avrmp.errors", "avrmp.output_files"],
+    ["avrmp", "avrmp.errors", "avrmp.output_files", "avrmp.progress"],
     ["avrmp.target"],
     ["avrmp.program"],
     ["avrmp.regalloc"],

@@ -94,6 +94,8 @@ GEN_ERRORS = [
     (["mul", "--target", "host64", "--repr", "radix64", "--bits", "256"], "not --bits"),
     (["mul", "--target", "host64", "--repr", "radix51", "--mcu", "attiny85"], "not --mcu"),
     (["mul", "--target", "arm7tdmi", "--bits", "64", "--mcu", "attiny85"], "no MCU"),
+    (["mul", "--bits", "64", "--bits", "128"], "--bits: given twice"),  # not the last taken
+    (["mul", "--bits=64", "--bit", "128"], "--bits: given twice"),  # an abbreviation too
 ]
 
 
@@ -104,6 +106,16 @@ def test_gen_bad_input(args, needle, tmp_path, capsys) -> None:
     assert_one_error(status, err, needle)
     assert stdout == ""
     assert files_under(out) == []
+
+
+@pytest.mark.parametrize("argv, needle", [
+    ([], "give a command: gen, rebuild"),
+    (["--bogus"], "unknown option --bogus: the command comes first"),
+    (["--bits", "64", "gen"], "unknown option --bits"),
+])
+def test_a_command_is_required_first(argv, needle, capsys) -> None:
+    status, _, err = run(argv, capsys)
+    assert_one_error(status, err, needle)
 
 
 def test_a_line_break_in_a_path_stays_in_one_line(tmp_path, capsys) -> None:
@@ -754,7 +766,8 @@ def test_sigterm_leaves_no_temporary_folder(tmp_path) -> None:
     temp = tmp_path / "tmp"
     temp.mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "avrmp.cli", "verify", ASM / "m16.S",
-                             *verify_args(ASM / "m16.S")[2:], "--tests", "1000000"],
+                             "--symbol", "m16", "--bits", "16", "--op", "mul", "--tests",
+                             "1000000"],
                             env=dict(os.environ, TMPDIR=str(temp)), stderr=subprocess.PIPE,
                             stdout=subprocess.DEVNULL, text=True)
     deadline = time.monotonic() + 60

@@ -62,8 +62,34 @@ LEN_ARG_HELP = ("the routine takes the operand length in bytes (bits/8) as a uin
                 "no --len-arg")
 
 
+class _StoreOnce(argparse.Action):
+    """An option's value, refused when the option is given twice (argparse would keep the last
+    without a word)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        given = namespace.__dict__.setdefault("options_given", set())
+        if self.dest in given and self.option_strings:
+            parser.error(f"argument {'/'.join(self.option_strings)}: given twice")
+        given.add(self.dest)
+        setattr(namespace, self.dest, values)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
+
+    def parse_known_args(self, args=None, namespace=None):
+        args = sys.argv[1:] if args is None else list(args)
+        if self.prog == "avrmp" and args[:1] and args[0].startswith("-") \
+                and args[0] not in ("-h", "--help", "--version"):
+            self.error(f"unknown option {args[0]}: the command comes first ({', '.join(COMMANDS)})")
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str) -> None:  # one line, status 2, no usage dump
+        if message.endswith("required: command"):
+            message = f"give a command: {', '.join(COMMANDS)}"
         command = self.prog.split()[-1]
         see = "avrmp --help" if command == "avrmp" else f"avrmp {command} --help"
         self.exit(2, f"avrmp: error: {one_line(message)} (see {see})\n")
@@ -434,7 +460,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.missing:
         specs = untuned(specs, args.table)
     require_writable(args.table)
-    found = tune(specs, args.table, args.jobs, progress=sys.stderr.isatty(), jitter=args.jitter)
+    found = tune(specs, args.table, args.jobs, progress=True, jitter=args.jitter)
     print(f"{len(found)} routine(s) tuned into {args.table}")
     return 0
 
@@ -447,7 +473,7 @@ def cmd_best(args: argparse.Namespace) -> int:
     candidates = requests(args.op, args.bits, args.mcu, args.branched)
     dataclasses.replace(candidates[0], name=args.name or "")  # Spec checks the name, before the run
     require_writable(args.out, folder=True)
-    best, found = pick(candidates, args.max_flash, args.max_stack, progress=sys.stderr.isatty())
+    best, found = pick(candidates, args.max_flash, args.max_stack, progress=True)
     print(f"{'candidate':46} {'core':>8} {'ABI':>8} {'bytes':>7} {'stack':>6}")
     for c in found:
         mark = "  <- chosen" if c is best else f"  ({c.misses})" if c.misses else ""
@@ -469,7 +495,7 @@ def cmd_uecc(args: argparse.Namespace) -> int:
     _positive(args, "max_flash", "tests")
     command = _command_line("uecc")
     path, reports = make_drop_in(args.out, args.sizes, args.mcu, args.max_flash, args.tests,
-                                 args.seed, command, progress=sys.stderr.isatty())
+                                 args.seed, command, progress=True)
     print(f"{'entry':16} {'words':>5} {'inputs':>6} {'cycles (call to return)':>24} {'stack':>6}")
     for op, words, r in reports:
         print(f"{ENTRY[op]:16} {words:5} {r.inputs:6} {r.abi_cycles:24} {r.stack_depth:6}")
@@ -483,7 +509,7 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     command = _command_line("bundle")
     entries, runs = make_bundle(args.out, args.sizes, args.family, args.variant == "branched",
                                 args.max_flash, args.tests, args.seed, command,
-                                progress=sys.stderr.isatty())
+                                progress=True)
     parts = FAMILIES[args.family].measured_on
     print(f"{'routine':22} {'algorithm':40} {'bytes':>6} " + " ".join(f"{p:>12}" for p in parts))
     for e in entries:
@@ -697,7 +723,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     specs = catalog(args.ops, args.bits, args.algos, args.variants, args.mcu,
                           {"e": args.e, "d": args.d})
     _require_outputs(args, (README_BEGIN, README_END))
-    rows = run(specs, args.tests, progress=sys.stderr.isatty())
+    rows = run(specs, args.tests, progress=True)
     if args.plot:
         plot(rows, args.plot)
     return _publish(args, rows, markdown(rows), (README_BEGIN, README_END))
@@ -751,7 +777,7 @@ def _bench_arm(args: argparse.Namespace) -> int:
     check_tests(args.tests)
     specs = arm_catalog(args.bits, args.algos)
     _require_outputs(args, ARM_README_MARKERS)
-    rows = measure_arm(specs, args.tests, progress=sys.stderr.isatty())
+    rows = measure_arm(specs, args.tests, progress=True)
     return _publish(args, rows, arm_markdown(rows), ARM_README_MARKERS)
 
 
@@ -762,7 +788,7 @@ def _bench_host64(args: argparse.Namespace) -> int:
                    variants=None, mcu=DEFAULT_MCU, e=None, d=None, repr=None, tests=DEFAULT_TESTS,
                    plot=None)
     _require_outputs(args, HOST64_README_MARKERS)
-    rows = measure_host64(progress=sys.stderr.isatty())
+    rows = measure_host64(progress=True)
     return _publish(args, rows, host64_markdown(rows), HOST64_README_MARKERS)
 
 
@@ -792,15 +818,17 @@ def _terminate(signum, frame) -> None:
     raise Terminated
 
 
+COMMANDS = {"gen": cmd_gen, "rebuild": cmd_rebuild, "tune": cmd_tune, "best": cmd_best,
+            "uecc": cmd_uecc, "bundle": cmd_bundle, "verify": cmd_verify,
+            "profile": cmd_profile, "bench": cmd_bench, "list": cmd_list}
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handler = {"gen": cmd_gen, "rebuild": cmd_rebuild, "tune": cmd_tune, "best": cmd_best,
-               "uecc": cmd_uecc, "bundle": cmd_bundle, "verify": cmd_verify,
-               "profile": cmd_profile, "bench": cmd_bench, "list": cmd_list}
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
     try:
-        return handler[args.command](args)
+        return COMMANDS[args.command](args)
     except AvrmpError as e:
         print(f"avrmp: error: {one_line(str(e))}", file=sys.stderr)
         return 2

@@ -11,9 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm import tqdm
-
 from ..errors import AvrmpError
+from ..progress import progress_bar
 from ..routine.files import write_routine
 from ..routine.generate import generate
 from ..spec import Spec
@@ -62,8 +61,7 @@ def arm_catalog(bits: Sequence[int] | None = None, algos: Sequence[str] | None =
 def measure_arm(specs: Sequence[Spec], tests: int, progress: bool = False) -> list[ArmRow]:
     rows = []
     with tempfile.TemporaryDirectory(prefix="avrmp-arm-bench-") as tmp:
-        for spec in tqdm(specs, desc="arm7tdmi", unit="routine", disable=not progress,
-                         leave=False):
+        for spec in progress_bar(specs, enabled=progress, desc="arm7tdmi", unit="routine"):
             routine = generate(spec)
             asm, _ = write_routine(routine, Path(tmp))
             r = verify_arm(asm, spec.symbol, "mul", spec.words, spec.variant, tests, seed=1,

@@ -9,8 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tqdm import tqdm
-
+from ..progress import progress_bar
 from ..routine.files import write_routine
 from ..routine.generate import generate
 from ..spec import Spec
@@ -82,7 +81,7 @@ def measure(spec: Spec, tests: int = DEFAULT_TESTS, workdir: Path | None = None)
 
 def run(specs: Sequence[Spec], tests: int = DEFAULT_TESTS, progress: bool = True) -> list[Row]:
     rows = []
-    bar = tqdm(specs, desc="bench", unit="routine", disable=not progress, leave=False)
+    bar = progress_bar(specs, enabled=progress, desc="bench", unit="routine")
     for spec in bar:
         bar.set_postfix_str(f"{spec.op} {spec.bits} {spec.algo} {spec.variant}")
         rows.append(measure(spec, tests))

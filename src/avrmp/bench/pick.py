@@ -10,9 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tqdm import tqdm
-
 from ..errors import AvrmpError
+from ..progress import progress_bar
 from ..routine.files import write_routine
 from ..routine.generate import generate
 from ..routine.wrapper import Routine
@@ -104,8 +103,7 @@ def pick(specs: list[Spec], max_flash: int | None = None, max_stack: int | None 
     simulated_mcu(mcu)
     found, seen = [], set()
     with tempfile.TemporaryDirectory(prefix="avrmp-best-") as tmp:
-        for spec in tqdm(specs, desc="best", unit="candidate", disable=not progress,
-                         leave=False):
+        for spec in progress_bar(specs, enabled=progress, desc="best", unit="candidate"):
             c = measure_once(spec, Path(tmp))
             code = c and "\n".join(ln for ln in c.routine.asm.splitlines() if ln[:1] != ";")
             if c is None or code in seen:

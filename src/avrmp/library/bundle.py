@@ -22,12 +22,11 @@ import re
 import tempfile
 from pathlib import Path
 
-from tqdm import tqdm
-
 from .. import __version__
 from ..bench.pick import fastest
 from ..errors import AvrmpError
 from ..output_files import require_writable, write_all
+from ..progress import progress_bar
 from ..routine.generate import generate, has_room
 from ..routine.wrapper import Routine
 from ..target.avr.parts import get_mcu
@@ -243,7 +242,7 @@ def make_bundle(out: Path, sizes: list[int] | None, family_name: str, branched: 
     require_writable(out, folder=True)
     entries = []
     with tempfile.TemporaryDirectory(prefix="avrmp-bundle-") as tmp, \
-            tqdm(total=2 * len(todo), desc="bundle", disable=not progress, leave=False) as bar:
+            progress_bar(enabled=progress, total=2 * len(todo), desc="bundle") as bar:
         trial = Path(tmp) / LIBRARY_NAME
         for op, bits in todo:
             bar.set_postfix_str(f"choose {op} {bits}")

@@ -8,8 +8,7 @@ from functools import partial
 from multiprocessing import Pool
 from pathlib import Path
 
-from tqdm import tqdm
-
+from ..progress import progress_bar
 from ..spec import Spec
 from ..tuning import table
 from ..tuning.choices import BROKEN_RECORD_ERRORS, Decision, StaleChoices
@@ -27,7 +26,7 @@ def tune(specs: Sequence[Spec], path: Path = table.TABLE, jobs: int = 1,
     allocations tried per block (see karatsuba/search.py)."""
     unique = list({table_key(s): s for s in specs}.values())
     found: dict[str, list[Decision]] = {}
-    bar = tqdm(total=len(unique), desc="tune", unit="routine", disable=not progress, leave=False)
+    bar = progress_bar(enabled=progress, total=len(unique), desc="tune", unit="routine")
     for key, decisions in _results(unique, jobs, jitter):
         found[key] = decisions
         table.save({key: decisions}, path)
