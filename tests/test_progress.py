@@ -21,6 +21,8 @@ def test_a_log_gets_whole_lines_and_a_final_count(monkeypatch) -> None:
     text = log.getvalue()
     assert "\r" not in text and text.endswith("\n")
     assert "bench" in text and "3/3" in text.splitlines()[-1]
+    lines = text.splitlines()
+    assert len(lines) == len(set(lines))  # the closing redraw does not repeat the last line
 
 
 def test_a_short_run_prints_nothing_to_a_log(monkeypatch) -> None:

@@ -33,6 +33,11 @@ class _LogBar(tqdm):
     def set_postfix_str(self, s: str = "", refresh: bool = True) -> None:
         super().set_postfix_str(s, refresh=False)
 
+    def close(self) -> None:
+        if getattr(self, "last_print_n", None) == self.n:
+            self.leave = False  # its last line already shows the final count
+        super().close()
+
 
 def progress_bar(iterable=None, *, enabled: bool = True, **options) -> tqdm:
     """tqdm over iterable (or with total=...), shown as the stream's kind allows; enabled=False
