@@ -23,7 +23,7 @@ LAYERS = [
     ["avrmp.verify"],
     ["avrmp.bench"],
     ["avrmp.library"],
-    ["avrmp.cli"],
+    ["avrmp.cli", "avrmp.entry"],
 ]
 MAX_FUNCTION_LINES = 80
 

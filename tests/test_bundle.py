@@ -119,7 +119,7 @@ def test_three_byte_return_addresses_get_their_own_build(tmp_path, op, twin) -> 
     (["--sizes", "100"], "not a positive multiple of 8"),
     (["--family", "x"], "invalid choice"),
     (["--family", "nomul", "--sizes", "2048"], "do not fit attiny85's SRAM"),
-    (["--tests", "0"], "must be positive"),
+    (["--tests", "0"], "choose 1 to"),
     (["--sizes", "128", "--max-flash", "20"], "relax the budget"),
 ])
 def test_bad_input(tmp_path, args, message) -> None:
@@ -127,6 +127,18 @@ def test_bad_input(tmp_path, args, message) -> None:
     assert status == 2
     assert message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "b").exists()
+
+
+def test_a_folder_of_other_files_is_refused(tmp_path) -> None:
+    """A bundle replaces README.md and the rest: into a folder that is not empty and not an
+    earlier bundle's it writes nothing (before any work)."""
+    out = tmp_path / "project"
+    out.mkdir()
+    (out / "README.md").write_text("# my project\n")
+    status, _, err = avrmp("bundle", "--sizes", "32", "-o", str(out))
+    assert status == 2 and "neither empty nor an earlier avrmp bundle" in err
+    assert (out / "README.md").read_text() == "# my project\n"
+    assert sorted(p.name for p in out.iterdir()) == ["README.md"]
 
 
 def test_an_earlier_bundles_routines_are_found(tmp_path) -> None:

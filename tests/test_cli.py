@@ -94,6 +94,11 @@ GEN_ERRORS = [
     (["mul", "--target", "host64", "--repr", "radix64", "--bits", "256"], "not --bits"),
     (["mul", "--target", "host64", "--repr", "radix51", "--mcu", "attiny85"], "not --mcu"),
     (["mul", "--target", "arm7tdmi", "--bits", "64", "--mcu", "attiny85"], "no MCU"),
+    (["mul", "--bits", "64", "--algo", "operand-caching", "--e", "200"], "at most 8"),
+    (["mul", "--bits", "6_4"], "not a whole number"),
+    (["mul", "--bits", "64", "--looped", "--looped"], "--looped: given twice"),
+    (["mul", "--target", "arm7tdmi", "--bits", "64", "--mcu", "atmega128"], "no MCU"),
+    (["mul", "--target", "host64", "--repr", "radix51", "--variant", "branchfree"], "--variant"),
     (["mul", "--bits", "64", "--bits", "128"], "--bits: given twice"),  # not the last taken
     (["mul", "--bits=64", "--bit", "128"], "--bits: given twice"),  # an abbreviation too
 ]
@@ -161,10 +166,12 @@ def test_bench_sweeps_each_parameter_over_the_algorithms_that_take_it() -> None:
         ("consecutive-operand-caching", None, 4)}
 
 
-def test_tune_refuses_a_negative_jitter(tmp_path, capsys) -> None:
-    status, _, err = run(["tune", "mul", "--bits", "64", "--jitter", "-1", "--table",
+@pytest.mark.parametrize("option, value", [("--jitter", "-1"), ("--jobs", "0"),
+                                           ("--jobs", str((os.cpu_count() or 1) + 1))])
+def test_tune_refuses_a_bad_count(option, value, tmp_path, capsys) -> None:
+    status, _, err = run(["tune", "mul", "--bits", "64", option, value, "--table",
                           tmp_path / "t.json"], capsys)
-    assert_one_error(status, err, "--jitter")
+    assert_one_error(status, err, option)
     assert files_under(tmp_path) == []
 
 
@@ -302,7 +309,7 @@ def test_tune_refuses_a_malformed_table(content, tmp_path, capsys) -> None:
     table = tmp_path / "t.json"
     table.write_text(content)
     status, _, err = run(["tune", "mul", "--bits", "32", "--missing", "--table", table], capsys)
-    assert_one_error(status, err, "cannot read the tuned table")
+    assert_one_error(status, err, "cannot read the tuned table", "give another --table")
     assert table.read_text() == content
 
 
@@ -604,6 +611,8 @@ def test_bench_json(tmp_path, capsys) -> None:
         (["--target", "arm7tdmi", "--algos", "hybrid", "--bits", "96"], "matches no ARM7TDMI"),
         (["--target", "host64", "--bits", "64"], "not --bits"),
         (["--target", "host64", "--tests", "3"], "not --tests"),
+        (["--repr", "radix64"], "--repr applies to --target host64 only"),  # not the AVR catalog
+        (["--markdown", ""], "empty path"),
     ],
     ids=lambda x: " ".join(x) if isinstance(x, list) else "",
 )
@@ -780,10 +789,11 @@ def test_sigterm_leaves_no_temporary_folder(tmp_path) -> None:
     assert list(temp.iterdir()) == []
 
 
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="--jobs 2 needs two cores")
 def test_sigterm_stops_tunes_workers(tmp_path) -> None:
     """tune --jobs: the parent ends at once, its workers with it, each without a traceback."""
-    proc = subprocess.Popen([sys.executable, "-m", "avrmp.cli", "tune", "mul", "--bits", "256",
-                             "--algo", "karatsuba", "--jobs", "2", "--table", tmp_path / "t.json"],
+    proc = subprocess.Popen([sys.executable, "-m", "avrmp.cli", "tune", "--catalog", "--missing",
+                             "--jobs", "2", "--table", tmp_path / "t.json"],
                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     deadline = time.monotonic() + 60
     children: list[int] = []
@@ -798,7 +808,8 @@ def test_sigterm_stops_tunes_workers(tmp_path) -> None:
     assert proc.returncode == 143 and err == "avrmp: terminated\n", err
     time.sleep(0.5)
     assert not [pid for pid in children if running(pid)]
-    assert not (tmp_path / "t.json").exists()
+    table = tmp_path / "t.json"  # what the workers found before: kept whole
+    assert not table.exists() or isinstance(json.loads(table.read_text()), dict)
 
 
 def running(pid: int) -> bool:
@@ -829,3 +840,49 @@ def test_verify_takes_only_lengths_a_run_time_length_routine_takes(bits, needle,
         status, _, err = run([command, asm, "--symbol", asm.stem, "--op", "mul", "--bits", bits],
                              capsys)
         assert_one_error(status, err, f"--bits {bits}", needle)
+
+
+@pytest.mark.parametrize("signal_raised, status, line", [
+    (KeyboardInterrupt, 130, "avrmp: interrupted\n"),
+    ("SIGTERM", 143, "avrmp: terminated\n"),
+])
+def test_a_signal_while_the_modules_load_ends_in_one_line(signal_raised, status, line,
+                                                          monkeypatch, capsys) -> None:
+    """Ctrl-C or SIGTERM before cli is imported (its modules take a moment) ends the command as
+    later: one line and the status, no traceback."""
+    import builtins
+
+    from avrmp import entry
+
+    real_import = builtins.__import__
+
+    def import_interrupted(name, *args, **kwargs):
+        if name == "cli":  # entry's `from .cli import main`
+            if signal_raised == "SIGTERM":
+                os.kill(os.getpid(), signal.SIGTERM)  # handled by entry's handler
+            raise KeyboardInterrupt
+        return real_import(name, *args, **kwargs)
+
+    previous = signal.getsignal(signal.SIGTERM)
+    monkeypatch.setattr(builtins, "__import__", import_interrupted)
+    try:
+        assert entry.run() == status
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert capsys.readouterr().err == line
+
+
+@needs_toolchain
+def test_a_file_named_like_an_option_is_verified(tmp_path, monkeypatch, capsys) -> None:
+    """./-d.S reaches avr-gcc as a path, not as the option -d (Path drops the ./)."""
+    shutil.copy(ASM / "m16.S", tmp_path / "-d.S")
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run(verify_args("./-d.S"), capsys)
+    assert status == 0 and out.startswith("PASS"), err
+
+
+def test_an_output_folder_linked_to_nothing_is_named(tmp_path, capsys) -> None:
+    (tmp_path / "out").symlink_to(tmp_path / "gone")
+    status, _, err = run(["gen", "mul", "--bits", "64", "-o", tmp_path / "out"], capsys)
+    assert_one_error(status, err, "is a link to nothing")
+    assert not (tmp_path / "gone").exists()

@@ -97,8 +97,8 @@ def test_without_mul_under_a_flash_budget(tmp_path, capsys) -> None:
     (["--sizes", "x"], "not a comma-separated list"),
     (["--mcu", "atmega9"], "atmega9"),
     (["--max-flash", "0"], "must be positive"),
-    (["--tests", "-1"], "must be positive"),
-    (["--tests", "100000000"], "choose 0 to"),
+    (["--tests", "-1"], "choose 1 to"),
+    (["--tests", "100000000"], "choose 1 to"),
     (["--sizes", "90", "--mcu", "attiny85"], "could not be verified"),  # never "all verified"
     (["--max-flash", "10"], "relax the budget"),
 ])
@@ -107,3 +107,15 @@ def test_bad_input(tmp_path, capsys, args, message) -> None:
     assert status == 2
     assert message in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / DROP_IN_FILE).exists()
+
+
+def test_a_line_break_in_the_path_stays_in_the_header_comment(tmp_path, capsys,
+                                                              monkeypatch) -> None:
+    """The header repeats the command; a path with a line break in it must not become code."""
+    out = tmp_path / "a\n\tjmp 0"
+    argv = ["uecc", "--sizes", "20", "--tests", "5", "-o", str(out)]
+    monkeypatch.setattr("sys.argv", ["avrmp", *argv])
+    status, _, err = uecc(capsys, *argv[1:])
+    assert status == 0, err
+    text = (out / DROP_IN_FILE).read_text()
+    assert [line[:1] for line in text.splitlines() if "jmp 0" in line] == [";"]  # a comment

@@ -9,6 +9,9 @@ import argparse
 import contextlib
 import dataclasses
 import json
+import os
+import re
+import shlex
 import signal
 import sys
 import tempfile
@@ -33,7 +36,7 @@ from .bench.report import (
     update_readme,
     write_json,
 )
-from .errors import AvrmpError
+from .errors import AvrmpError, Terminated, raise_terminated, stopped
 from .library.bundle import DEFAULT_SIZES, FAMILIES, make_bundle
 from .library.uecc import DROP_IN_FILE, ENTRY, UECC_FLAGS, UECC_SIZES, make_drop_in
 from .output_files import require_writable, write_atomic
@@ -64,14 +67,44 @@ LEN_ARG_HELP = ("the routine takes the operand length in bytes (bits/8) as a uin
 
 class _StoreOnce(argparse.Action):
     """An option's value, refused when the option is given twice (argparse would keep the last
-    without a word)."""
+    without a word); the options given are recorded (`given`)."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        given = namespace.__dict__.setdefault("options_given", set())
-        if self.dest in given and self.option_strings:
-            parser.error(f"argument {'/'.join(self.option_strings)}: given twice")
-        given.add(self.dest)
+        if self.option_strings:
+            if self.dest in given(namespace):
+                parser.error(f"argument {'/'.join(self.option_strings)}: given twice")
+            namespace.__dict__.setdefault("options_given", set()).add(self.dest)
         setattr(namespace, self.dest, values)
+
+
+class _FlagOnce(_StoreOnce):
+    """A store_true option, refused when given twice as the others are."""
+
+    def __init__(self, option_strings, dest, default=False, required=False, help=None) -> None:
+        super().__init__(option_strings, dest, nargs=0, const=True, default=default,
+                         required=required, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        super().__call__(parser, namespace, self.const, option_string)
+
+
+def given(args: argparse.Namespace) -> set[str]:
+    """The options (dest names) given on the command line, defaults left out."""
+    return getattr(args, "options_given", set())
+
+
+def _integer(text: str) -> int:
+    """A whole number as written in decimal (int() would also take 6_4 and other forms)."""
+    if not re.fullmatch(r"\s*[+-]?[0-9]+\s*", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    return int(text)
+
+
+def _path(text: str) -> Path:
+    """A file path; an empty one would silently mean the current directory."""
+    if not text:
+        raise argparse.ArgumentTypeError("empty path: name a file")
+    return Path(text)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -79,18 +112,23 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self.register("action", None, _StoreOnce)
         self.register("action", "store", _StoreOnce)
+        self.register("action", "store_true", _FlagOnce)
 
     def parse_known_args(self, args=None, namespace=None):
         args = sys.argv[1:] if args is None else list(args)
         if self.prog == "avrmp" and args[:1] and args[0].startswith("-") \
                 and args[0] not in ("-h", "--help", "--version"):
             self.error(f"unknown option {args[0]}: the command comes first ({', '.join(COMMANDS)})")
+        # (the top parser reports a command's extra arguments: its help is the one to see)
+        self.command = args[0] if self.prog == "avrmp" and args[:1] else None
         return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> None:  # one line, status 2, no usage dump
         if message.endswith("required: command"):
             message = f"give a command: {', '.join(COMMANDS)}"
         command = self.prog.split()[-1]
+        if command == "avrmp" and getattr(self, "command", None) in COMMANDS:
+            command = self.command
         see = "avrmp --help" if command == "avrmp" else f"avrmp {command} --help"
         self.exit(2, f"avrmp: error: {one_line(message)} (see {see})\n")
 
@@ -112,7 +150,7 @@ def _csv(kind):
     def parse(text: str) -> list:
         try:
             items = [kind(x) for x in text.split(",") if x.strip()]
-        except ValueError:
+        except (ValueError, argparse.ArgumentTypeError):
             raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list") from None
         if not items:  # (leaving the option out means all)
             raise argparse.ArgumentTypeError(f"{text!r} names nothing: give at least one value")
@@ -122,9 +160,9 @@ def _csv(kind):
 
 
 def _add_spec_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--levels", type=int, help="Karatsuba recursion levels")
-    p.add_argument("--d", type=int, help="hybrid: rows per block")
-    p.add_argument("--e", type=int, help="operand caching: cached bytes per operand")
+    p.add_argument("--levels", type=_integer, help="Karatsuba recursion levels")
+    p.add_argument("--d", type=_integer, help="hybrid: rows per block")
+    p.add_argument("--e", type=_integer, help="operand caching: cached bytes per operand")
     p.add_argument("--looped", action="store_true", help="loops instead of full unrolling")
 
 
@@ -148,16 +186,16 @@ def build_parser() -> argparse.ArgumentParser:
                    "was tuned with --jitter: then a few cycles slower)")
 
     r = sub.add_parser("rebuild", help="rebuild a generated routine from its .S header alone")
-    r.add_argument("file", type=Path, help="a .S (or AVRASM2 .asm) written by avrmp gen")
+    r.add_argument("file", type=_path, help="a .S (or AVRASM2 .asm) written by avrmp gen")
     r.add_argument("-o", "--out", type=_out_dir, required=True, help="output directory")
 
     t = sub.add_parser("tune", help="search routines' choices and record them in the tuned table")
     _add_request_args(t, op_required=False)
     t.add_argument("--catalog", action="store_true",
                    help="every routine of the benchmark catalog and the tuned extras")
-    t.add_argument("--table", type=Path, default=TABLE, help="the table to write (default: the "
+    t.add_argument("--table", type=_path, default=TABLE, help="the table to write (default: the "
                    "package's tuned.json)")
-    t.add_argument("--jobs", type=int, default=1, help="searches run in parallel")
+    t.add_argument("--jobs", type=_integer, default=1, help="searches run in parallel")
     t.add_argument("--missing", action="store_true",
                    help="only the routines the table lacks or holds in a form this "
                    "generator no longer replays (after a change to a technique)")
@@ -192,7 +230,7 @@ def _add_target_arg(p: argparse.ArgumentParser, host64: bool = False) -> None:
 
 def _add_request_args(p: argparse.ArgumentParser, op_required: bool = True) -> None:
     p.add_argument("op", choices=OPS, nargs=None if op_required else "?")
-    p.add_argument("--bits", type=int,
+    p.add_argument("--bits", type=_integer,
                    help="operand size (required, except for run-time-length algorithms: rps)")
     p.add_argument("--algo", help="algorithm (see avrmp list); default depends on OP")
     p.add_argument("--variant", choices=VARIANTS, default="branchfree")
@@ -203,10 +241,10 @@ def _add_request_args(p: argparse.ArgumentParser, op_required: bool = True) -> N
 def _add_best_parser(sub) -> None:
     b = sub.add_parser("best", help="the fastest routine within flash and stack budgets")
     b.add_argument("op", choices=OPS)
-    b.add_argument("--bits", type=int, required=True)
+    b.add_argument("--bits", type=_integer, required=True)
     b.add_argument("--mcu", default=DEFAULT_MCU)
-    b.add_argument("--max-flash", type=int, help="bytes of code at most (the whole function)")
-    b.add_argument("--max-stack", type=int,
+    b.add_argument("--max-flash", type=_integer, help="bytes of code at most (the whole function)")
+    b.add_argument("--max-stack", type=_integer,
                    help="bytes of stack at most, below the return address, saved registers in")
     b.add_argument("--branched", action="store_true",
                    help="NOP-balanced branches allowed (constant cycles, not constant traces)")
@@ -216,14 +254,14 @@ def _add_best_parser(sub) -> None:
 
 def _add_uecc_parser(sub) -> None:
     u = sub.add_parser("uecc", help="micro-ecc drop-in: uECC_vli_mult and uECC_vli_square")
-    u.add_argument("--sizes", type=_csv(int), default=list(UECC_SIZES),
+    u.add_argument("--sizes", type=_csv(_integer), default=list(UECC_SIZES),
                    help="word counts (bytes) with a routine of their own (default "
                    f"{','.join(map(str, UECC_SIZES))}: every micro-ecc curve); any other count "
                    "takes the run-time-length loop")
     u.add_argument("--mcu", default=DEFAULT_MCU)
-    u.add_argument("--max-flash", type=int,
+    u.add_argument("--max-flash", type=_integer,
                    help="bytes of code at most per routine (looped routines fit small parts)")
-    u.add_argument("--tests", type=int, default=DEFAULT_TESTS, help="random inputs per size")
+    u.add_argument("--tests", type=_integer, default=DEFAULT_TESTS, help="random inputs per size")
     u.add_argument("--seed", type=_seed, help="replay an earlier run's inputs")
     u.add_argument("-o", "--out", type=_out_dir, required=True,
                    help=f"output directory (writes {DROP_IN_FILE})")
@@ -232,7 +270,7 @@ def _add_uecc_parser(sub) -> None:
 def _add_bundle_parser(sub) -> None:
     b = sub.add_parser("bundle", help="an Arduino / PlatformIO library folder of verified "
                        "routines, with an example")
-    b.add_argument("--sizes", type=_csv(int),
+    b.add_argument("--sizes", type=_csv(_integer),
                    help=f"operand bits (default {','.join(map(str, DEFAULT_SIZES))}, as far as "
                    "the family's parts can verify them)")
     b.add_argument("--family", choices=tuple(FAMILIES), default="mul",
@@ -241,19 +279,19 @@ def _add_bundle_parser(sub) -> None:
                    "it (ATtiny85)")
     b.add_argument("--variant", choices=AVR_VARIANTS, default="branchfree",
                    help="branched: NOP-balanced branches allowed where faster")
-    b.add_argument("--max-flash", type=int, help="bytes of code at most per routine")
-    b.add_argument("--tests", type=int, default=DEFAULT_TESTS, help="random inputs per routine and part")
+    b.add_argument("--max-flash", type=_integer, help="bytes of code at most per routine")
+    b.add_argument("--tests", type=_integer, default=DEFAULT_TESTS, help="random inputs per routine and part")
     b.add_argument("--seed", type=_seed, help="replay an earlier run's inputs")
     b.add_argument("-o", "--out", type=_out_dir, required=True, help="the library folder to write")
 
 
 def _add_verify_parser(sub) -> None:
     v = sub.add_parser("verify", help="verify any routine with avrmp's signatures")
-    v.add_argument("file", type=Path)
+    v.add_argument("file", type=_path)
     v.add_argument("--symbol", required=True)
-    v.add_argument("--bits", type=int, required=True)
+    v.add_argument("--bits", type=_integer, required=True)
     v.add_argument("--op", choices=OPS, required=True)
-    v.add_argument("--tests", type=int, default=DEFAULT_TESTS, help="random inputs besides the edge cases")
+    v.add_argument("--tests", type=_integer, default=DEFAULT_TESTS, help="random inputs besides the edge cases")
     v.add_argument("--mcu", default=DEFAULT_MCU)
     _add_target_arg(v)
     v.add_argument(
@@ -262,7 +300,7 @@ def _add_verify_parser(sub) -> None:
         "ARM7TDMI: traces, cycles apart from the multiplier's early end), branched = identical "
         "cycles, consttime (ARM7TDMI) = identical traces and cycles, none = no timing check",
     )
-    v.add_argument("--json", type=Path, help="write the report as JSON")
+    v.add_argument("--json", type=_path, help="write the report as JSON")
     v.add_argument("--seed", type=_seed, help="replay the random inputs and start states of an "
                    "earlier run (default: a fresh seed, printed)")
     v.add_argument("--no-interrupts", action="store_true",
@@ -273,34 +311,34 @@ def _add_verify_parser(sub) -> None:
 def _add_profile_parser(sub) -> None:
     f = sub.add_parser("profile", help="where an AVR routine's cycles go, phase by phase, "
                        "measured in the simulator")
-    f.add_argument("file", type=Path)
+    f.add_argument("file", type=_path)
     f.add_argument("--symbol", required=True)
-    f.add_argument("--bits", type=int, required=True)
+    f.add_argument("--bits", type=_integer, required=True)
     f.add_argument("--op", choices=OPS, required=True)
     f.add_argument("--mcu", default=DEFAULT_MCU)
     f.add_argument("--seed", type=_seed, help="the random input's seed (default: fresh, printed)")
-    f.add_argument("--json", type=Path, help="write the profile as JSON too")
+    f.add_argument("--json", type=_path, help="write the profile as JSON too")
     f.add_argument("--len-arg", action="store_true", help=LEN_ARG_HELP)
 
 
 def _add_bench_parser(sub) -> None:
     b = sub.add_parser("bench", help="generate, verify and measure the catalog")
     b.add_argument("--ops", type=_csv(str))
-    b.add_argument("--bits", type=_csv(int))
+    b.add_argument("--bits", type=_csv(_integer))
     b.add_argument("--algos", type=_csv(str))
     b.add_argument("--variants", type=_csv(str))
     b.add_argument("--mcu", default=DEFAULT_MCU)
     _add_target_arg(b, host64=True)
-    b.add_argument("--e", type=_csv(int), help="operand caching: run each of these e (seed 001 "
+    b.add_argument("--e", type=_csv(_integer), help="operand caching: run each of these e (seed 001 "
                    "Table 5) instead of the default")
-    b.add_argument("--d", type=_csv(int), help="hybrid: run each of these d instead of the default")
-    b.add_argument("--tests", type=int, default=DEFAULT_TESTS)
-    b.add_argument("--json", type=Path, help="write the rows as JSON")
-    b.add_argument("--markdown", type=Path, help="write the table as markdown")
-    b.add_argument("--plot", type=Path, help="write the plots (PNG): PATH (cycles against "
+    b.add_argument("--d", type=_csv(_integer), help="hybrid: run each of these d instead of the default")
+    b.add_argument("--tests", type=_integer, default=DEFAULT_TESTS)
+    b.add_argument("--json", type=_path, help="write the rows as JSON")
+    b.add_argument("--markdown", type=_path, help="write the table as markdown")
+    b.add_argument("--plot", type=_path, help="write the plots (PNG): PATH (cycles against "
                    "bits), PATH-relative (against the best public code and the seed papers) "
                    "and PATH-per-product (cycles per byte product)")
-    b.add_argument("--readme", type=Path,
+    b.add_argument("--readme", type=_path,
                    help="replace the table between the bench markers in this markdown file")
 
 
@@ -308,7 +346,7 @@ def _refuse_unused(args: argparse.Namespace, message: str, **defaults) -> None:
     """An error (message, with {} for the option) if an option this command ignores on its
     target was given a value other than its default: silently ignored, it would mislead."""
     for dest, default in defaults.items():
-        if getattr(args, dest) != default:
+        if dest in given(args) or getattr(args, dest) != default:
             raise AvrmpError(message.format("--" + dest.replace("_", "-")))
 
 
@@ -371,8 +409,9 @@ def cmd_gen(args: argparse.Namespace) -> int:
     if args.target != "avr":
         _refuse_unused(args, f"--target {args.target} writes GNU as with no searched choices: "
                        "{} does not apply", dialect="gnu", tune=False)
-    if args.target != "avr" and args.mcu != DEFAULT_MCU:
-        raise AvrmpError(f"--mcu {args.mcu}: --target {args.target} has no MCU to choose")
+    if args.target != "avr":
+        _refuse_unused(args, f"--mcu {args.mcu}: --target {args.target} has no MCU to choose",
+                       mcu=DEFAULT_MCU)
     spec = _spec_from(args)
     require_writable(args.out, folder=True)
     searching = args.tune or (spec.target == "avr" and table.lookup(table_key(spec)) is None)
@@ -449,8 +488,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if args.catalog == (args.op is not None):
         raise AvrmpError("tune takes either OP (with --bits and the other options of gen) or "
                          "--catalog")
-    if args.jobs < 1:
-        raise AvrmpError("--jobs must be 1 or more")
+    cores = os.cpu_count() or 1
+    if not 1 <= args.jobs <= cores:
+        raise AvrmpError(f"--jobs {args.jobs}: choose 1 to {cores} (the cores of this machine)")
     if args.catalog:
         _refuse_unused(args, "--catalog tunes every routine of the catalog: {} does not apply",
                        bits=None, algo=None, variant="branchfree", mcu=DEFAULT_MCU, levels=None,
@@ -487,12 +527,16 @@ def cmd_best(args: argparse.Namespace) -> int:
 
 
 def _command_line(name: str) -> str:
-    """The command as the user typed it, for the files' headers to repeat (else its name)."""
-    return "avrmp " + " ".join(sys.argv[1:]) if sys.argv[1:2] == [name] else f"avrmp {name}"
+    """The command as the user typed it, for the files' headers to repeat (else its name):
+    quoted for a shell and on one line (a line break in a path would end the comment)."""
+    if sys.argv[1:2] != [name]:
+        return f"avrmp {name}"
+    return one_line("avrmp " + shlex.join(sys.argv[1:]))
 
 
 def cmd_uecc(args: argparse.Namespace) -> int:
-    _positive(args, "max_flash", "tests")
+    _positive(args, "max_flash")
+    check_tests(args.tests, least=1)
     command = _command_line("uecc")
     path, reports = make_drop_in(args.out, args.sizes, args.mcu, args.max_flash, args.tests,
                                  args.seed, command, progress=True)
@@ -505,7 +549,8 @@ def cmd_uecc(args: argparse.Namespace) -> int:
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
-    _positive(args, "max_flash", "tests")
+    _positive(args, "max_flash")
+    check_tests(args.tests, least=1)
     command = _command_line("bundle")
     entries, runs = make_bundle(args.out, args.sizes, args.family, args.variant == "branched",
                                 args.max_flash, args.tests, args.seed, command,
@@ -627,7 +672,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="avrmp-") as tmp:
         report = verify_file(args.file, args.symbol, args.op, nbytes, args.mcu,
                              args.variant, args.tests, Path(tmp), len_arg=args.len_arg,
-                             seed=args.seed, interrupts=not args.no_interrupts)
+                             seed=args.seed, interrupts=not args.no_interrupts,
+                             progress=True)
     interrupts = (f"an interrupt after every instruction on {report.interrupt_inputs} inputs"
                   if not args.no_interrupts else "interrupts skipped (--no-interrupts)")
     summary = (f"{args.symbol}: {report.inputs} inputs (seed {report.seed}), {interrupts}; "
@@ -711,6 +757,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return _bench_arm(args)
     if args.target == "host64":
         return _bench_host64(args)
+    _refuse_unused(args, "{} applies to --target host64 only", repr=None)
     simulated_mcu(args.mcu)
     for algo in args.algos or ():
         get_algorithm(algo)
@@ -809,15 +856,6 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-class Terminated(BaseException):
-    """SIGTERM, raised where the program is, so that temporary folders and half-written files
-    are cleaned up on the way out as on Ctrl-C."""
-
-
-def _terminate(signum, frame) -> None:
-    raise Terminated
-
-
 COMMANDS = {"gen": cmd_gen, "rebuild": cmd_rebuild, "tune": cmd_tune, "best": cmd_best,
             "uecc": cmd_uecc, "bundle": cmd_bundle, "verify": cmd_verify,
             "profile": cmd_profile, "bench": cmd_bench, "list": cmd_list}
@@ -826,18 +864,14 @@ COMMANDS = {"gen": cmd_gen, "rebuild": cmd_rebuild, "tune": cmd_tune, "best": cm
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _terminate) if in_main_thread else None
+    previous = signal.signal(signal.SIGTERM, raise_terminated) if in_main_thread else None
     try:
         return COMMANDS[args.command](args)
     except AvrmpError as e:
         print(f"avrmp: error: {one_line(str(e))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("avrmp: interrupted", file=sys.stderr)
-        return 130
-    except Terminated:
-        print("avrmp: terminated", file=sys.stderr)
-        return 128 + signal.SIGTERM
+    except (KeyboardInterrupt, Terminated) as stop:
+        return stopped(stop)
     finally:
         if in_main_thread:  # (None: a handler not set from Python, the default)
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)

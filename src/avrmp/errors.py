@@ -1,5 +1,31 @@
-"""The one error type users see: its message is a single line naming the problem and the fix."""
+"""The one error type users see: its message is a single line naming the problem and the fix;
+and how a run that is stopped (Ctrl-C, SIGTERM) ends: one line and its status."""
+
+from __future__ import annotations
+
+import signal
+import sys
 
 
 class AvrmpError(Exception):
     """A problem the user can fix; the CLI prints it on one line and exits with status 2."""
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is, so that temporary folders and half-written files
+    are cleaned up on the way out as on Ctrl-C."""
+
+
+def raise_terminated(signum, frame) -> None:
+    """The SIGTERM handler of the command."""
+    raise Terminated
+
+
+def stopped(stop: BaseException) -> int:
+    """For Ctrl-C (KeyboardInterrupt) or SIGTERM (Terminated): print the one line, give the
+    status (130, 143)."""
+    if isinstance(stop, Terminated):
+        print("avrmp: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
+    print("avrmp: interrupted", file=sys.stderr)
+    return 130

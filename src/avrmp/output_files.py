@@ -30,6 +30,8 @@ def require_writable(path: Path, folder: bool = False) -> None:
     try:
         if not folder and Path(path).is_dir():
             raise IsADirectoryError(21, "is a directory")
+        if made and made[-1].is_symlink():
+            raise FileNotFoundError(2, f"{made[-1]} is a link to nothing")
         for d in reversed(made):
             d.mkdir()
         fd, probe = tempfile.mkstemp(dir=where, prefix=".avrmp-probe-")

@@ -47,5 +47,7 @@ def progress_bar(iterable=None, *, enabled: bool = True, **options) -> tqdm:
         return tqdm(iterable, disable=True, **options)
     if stream.isatty():
         return tqdm(iterable, file=stream, leave=False, **options)
+    # miniters=1 and no maxinterval: a line is drawn only by an update, with its count (tqdm's
+    # monitor thread would redraw an iterated bar with a stale one).
     return _LogBar(iterable, file=_LogLines(stream), delay=LOG_EVERY, mininterval=LOG_EVERY,
-                ascii=True, leave=True, **options)
+                   miniters=1, maxinterval=float("inf"), ascii=True, leave=True, **options)

@@ -117,6 +117,8 @@ class Spec:
         for param in ("levels", "d", "e"):
             if getattr(self, param) is not None and param not in algo.accepts:
                 raise AvrmpError(f"--{param} does not apply to {algo.name}")
+        if self.e is not None and self.e > n:  # (the code would be that of e = n)
+            raise AvrmpError(f"--e {self.e}: an operand has {n} bytes to cache: choose at most {n}")
         self._check_looped(algo)
         if self.variant == "consttime":
             raise AvrmpError("--variant consttime is the ARM7TDMI's: on the AVR the branchfree "

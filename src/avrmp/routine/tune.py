@@ -55,6 +55,7 @@ def _results(specs: list[Spec], jobs: int, jitter: int):
     """(key, decisions) for each spec: in this process (searches share their caches), or in
     `jobs` processes."""
     searched = partial(_searched, jitter=jitter)
+    jobs = min(jobs, len(specs))  # no idle workers
     if jobs <= 1:
         yield from map(searched, specs)
         return

@@ -32,8 +32,11 @@ def _load(path: Path) -> dict[str, list]:
 
 
 def _unreadable(path: Path, why: str) -> AvrmpError:
-    return AvrmpError(f"cannot read the tuned table {path}: {why}: restore it with git or "
-                      "rebuild it with avrmp tune --catalog")
+    if Path(path).resolve() == TABLE.resolve():  # the package's own
+        fix = "restore it with git or rebuild it with avrmp tune --catalog"
+    else:
+        fix = "give another --table or remove this file"
+    return AvrmpError(f"cannot read the tuned table {path}: {why}: {fix}")
 
 
 def lookup(key: str, path: Path = TABLE) -> list[Decision] | None:

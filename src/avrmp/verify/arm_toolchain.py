@@ -99,7 +99,7 @@ def build_arm(asm: Path, symbol: str, workdir: Path) -> ArmFirmware:
     gcc = find_arm_gcc()
     workdir.mkdir(parents=True, exist_ok=True)
     obj, elf = workdir / f"{asm.stem}.arm.o", workdir / f"{asm.stem}.arm.elf"
-    run_tool([gcc, *CPU_FLAGS, "-I", str(asm.parent), "-c", str(asm), "-o", str(obj)],
+    run_tool([gcc, *CPU_FLAGS, "-I", str(asm.parent), "-c", str(asm.absolute()), "-o", str(obj)],
              f"assembling {asm.name}")
     run_tool([gcc, *CPU_FLAGS, "-nostdlib", "-nostartfiles", f"-Wl,-Ttext=0x{TEXT_ADDRESS:x}",
               f"-Wl,-e,{symbol}", "-Wl,--no-warn-rwx-segments", "-o", str(elf), str(obj)],

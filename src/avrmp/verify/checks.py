@@ -24,6 +24,7 @@ from itertools import islice
 from pathlib import Path
 
 from ..errors import AvrmpError
+from ..progress import progress_bar
 from ..spec import operand_count, result_bytes
 from ..target.avr.parts import get_mcu
 from .inputs import DEFAULT_TESTS, check_tests, oracle, random_layout, test_operands
@@ -141,11 +142,12 @@ def calls(load: Load, tests: int, seed: int) -> Iterator[tuple[Call, bytes]]:
 
 def verify_firmware(fw: Firmware, op: str, nbytes: int, variant: str = "branchfree",
                     tests: int = DEFAULT_TESTS, seed: int | None = None,
-                    int_args: tuple[int, ...] = (), interrupts: bool = True) -> Report:
+                    int_args: tuple[int, ...] = (), interrupts: bool = True,
+                    progress: bool = False) -> Report:
     """Run the test load (seed None: a fresh random seed, recorded in the report).  `int_args`
     follow the pointers in every call: (nbytes,) for a routine whose operand length is a run-time
     argument (Algorithm.runtime_length).  interrupts False: no interrupt after every
-    instruction."""
+    instruction.  progress: the inputs run, on stderr (progress_bar)."""
     seed = secrets.randbits(32) if seed is None else seed
     probe, operands = _probe(fw, op, nbytes, int_args)
     report = Report(op, nbytes, 1, probe.core_cycles, probe.abi_cycles, probe.stack_depth, seed)
@@ -156,18 +158,20 @@ def verify_firmware(fw: Firmware, op: str, nbytes: int, variant: str = "branchfr
     load = Load(op, nbytes, int_args, (probe.r_addr - 16, probe.sp_top), probe.stack_depth + 4,
                 swept)
     report.inputs, first, todo = 0, None, calls(load, tests, seed)
-    while chunk := list(islice(todo, CHUNK)):
-        results = run_batch(fw, [c for c, _ in chunk])
-        for (call, expected), m in zip(chunk, results):
-            first = first or m
-            bad = check_one(m, expected) or check_timing(m, first, variant)
-            if bad:
-                report.failures.append(Failure(report.inputs, *bad, call.operands))
-            report.interrupt_inputs += call.isr_model
-            report.inputs += 1
-            report.stack_depth = max(report.stack_depth, m.stack_depth)
-        if len(results) < len(chunk):
-            break  # the routine hung: the batch stopped at that input
+    with progress_bar(enabled=progress, desc="verify", unit="input") as bar:
+        while chunk := list(islice(todo, CHUNK)):
+            results = run_batch(fw, [c for c, _ in chunk])
+            for (call, expected), m in zip(chunk, results):
+                first = first or m
+                bad = check_one(m, expected) or check_timing(m, first, variant)
+                if bad:
+                    report.failures.append(Failure(report.inputs, *bad, call.operands))
+                report.interrupt_inputs += call.isr_model
+                report.inputs += 1
+                report.stack_depth = max(report.stack_depth, m.stack_depth)
+            bar.update(len(results))
+            if len(results) < len(chunk):
+                break  # the routine hung: the batch stopped at that input
     if first is not None:
         report.core_cycles, report.abi_cycles = first.core_cycles, first.abi_cycles
     return report
@@ -184,13 +188,14 @@ def _probe(fw: Firmware, op: str, nbytes: int,
 
 def verify_file(asm: Path, symbol: str, op: str, nbytes: int, mcu: str, variant: str, tests: int,
                 workdir: Path, len_arg: bool = False, seed: int | None = None,
-                interrupts: bool = True) -> Report:
+                interrupts: bool = True, progress: bool = False) -> Report:
     """`len_arg`: the routine takes the operand length in bytes after the pointers (uint16_t)."""
     require_sram(op, nbytes, mcu)
     check_tests(tests)
     fw = build_firmware(asm, symbol, mcu, workdir)
     return verify_firmware(fw, op, nbytes, variant, tests, seed,
-                           int_args=(nbytes,) if len_arg else (), interrupts=interrupts)
+                           int_args=(nbytes,) if len_arg else (), interrupts=interrupts,
+                           progress=progress)
 
 
 def require_sram(op: str, nbytes: int, mcu: str) -> None:

@@ -11,10 +11,11 @@ DEFAULT_TESTS = 1000  # random inputs in one run, beyond the edge cases
 MAX_TESTS = 10_000_000  # the most in one run: hours, not days
 
 
-def check_tests(tests: int) -> None:
-    """A one-line error unless `tests` (--tests) is a count a run can take."""
-    if not 0 <= tests <= MAX_TESTS:
-        raise AvrmpError(f"--tests {tests}: choose 0 to {MAX_TESTS}")
+def check_tests(tests: int, least: int = 0) -> None:
+    """A one-line error unless `tests` (--tests) is a count a run can take (least: the fewest
+    the command takes)."""
+    if not least <= tests <= MAX_TESTS:
+        raise AvrmpError(f"--tests {tests}: choose {least} to {MAX_TESTS}")
 
 
 def oracle(op: str, n: int, operands: Sequence[bytes]) -> bytes:

@@ -219,8 +219,9 @@ def _assemble_user(gcc: str, asm: Path, mcu: str, workdir: Path) -> Path:
     """The user's .S assembled (through the C preprocessor) into an object file, with a line
     table (which source line each instruction comes from: `avrmp profile` reads it)."""
     user_obj = workdir / f"{asm.stem}.routine.o"
+    # An absolute path: a file named -x.S is not taken for an option.
     proc = _run([gcc, f"-mmcu={mcu}", "-x", "assembler-with-cpp", "-Wa,--gdwarf-2",
-                 f"-I{asm.parent}", "-c", str(asm), "-o", str(user_obj)])
+                 f"-I{asm.parent}", "-c", str(asm.absolute()), "-o", str(user_obj)])
     if proc.returncode != 0:
         out = proc.stderr + proc.stdout
         if "device-specs" in out or "unknown MCU" in out \
