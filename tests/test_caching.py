@@ -19,7 +19,7 @@ CASES = [
     ("hybrid", 9, {"d": 6}, "atmega128"),  # d above the no-reload limit: A_I bytes reload
     ("hybrid", 20, {}, "atmega328p"),
     ("operand-caching", 1, {}, "atmega128"),
-    ("operand-caching", 3, {"e": 10}, "atmega128"),  # n < e: initialisation block only
+    ("operand-caching", 3, {"e": 3}, "atmega128"),  # e = n: one row, no init block
     ("operand-caching", 13, {"e": 4}, "atmega328p"),  # n mod e = 1: 1-byte init block, 3 rows
     ("operand-caching", 12, {"e": 2}, "atmega128"),  # e divides n: no init block
     ("operand-caching", 24, {"e": 20}, "atmega128"),  # e beyond the registers: reloads
