@@ -721,7 +721,7 @@ def _verify_arm(args: argparse.Namespace) -> int:
         raise AvrmpError("--target arm7tdmi checks --variant branchfree, consttime or none, "
                          "fixed sizes")
     r = verify_arm(args.file, args.symbol, args.op, args.bits // WORD_BITS, args.variant,
-                   args.tests, args.seed)
+                   args.tests, args.seed, progress=True)
     spread = ("the same on every input" if r.core_min == r.core_max else
               f"{r.core_min}-{r.core_max} over the load: the multiplier ends early on small "
               "words")

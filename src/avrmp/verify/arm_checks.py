@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import AvrmpError
+from ..progress import progress_bar
 from ..spec import operand_count
 from .arm_emulator import ArmCall, ArmEmulator, ArmMeasurement
 from .arm_toolchain import build_arm
@@ -122,14 +123,15 @@ def validate(op: str, words: int, variant: str, tests: int) -> None:
 
 def verify_arm(asm: Path, symbol: str, op: str, words: int, variant: str, tests: int = 1000,
                seed: int | None = None, workdir: Path | None = None,
-               int_args: tuple[int, ...] = ()) -> ArmReport:
+               int_args: tuple[int, ...] = (), progress: bool = False) -> ArmReport:
     """Build `symbol` from `asm` and run the test load on it (seed None: a fresh random seed,
     recorded in the report).  `int_args` follow the pointers in r2/r3 (a routine whose length
-    is a run-time argument)."""
+    is a run-time argument).  progress: the inputs run, on stderr (progress_bar)."""
     validate(op, words, variant, tests)
     if workdir is None:
         with tempfile.TemporaryDirectory(prefix="avrmp-arm-") as tmp:
-            return verify_arm(asm, symbol, op, words, variant, tests, seed, Path(tmp), int_args)
+            return verify_arm(asm, symbol, op, words, variant, tests, seed, Path(tmp), int_args,
+                              progress)
     fw = build_arm(Path(asm), symbol, Path(workdir))
     seed = secrets.randbits(32) if seed is None else seed
     report = ArmReport(op, words, variant, seed, code_bytes=fw.code_bytes)
@@ -137,7 +139,9 @@ def verify_arm(asm: Path, symbol: str, op: str, words: int, variant: str, tests:
     nbytes = 4 * words
     edges = sum(1 for _ in test_operands(nbytes, n_inputs, 0, seed))
     emulator = ArmEmulator(fw, buffer_bytes=max(0x1_0000, 8 * (n_inputs + 2) * nbytes))
-    run_load(report, emulator, test_operands(nbytes, n_inputs, tests, seed), edges, int_args)
+    with progress_bar(test_operands(nbytes, n_inputs, tests, seed), enabled=progress,
+                      desc="verify", unit="input") as load:
+        run_load(report, emulator, load, edges, int_args)
     return report
 
 
