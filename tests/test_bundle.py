@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 from avrmp.library.arduino_build import build_example
-from avrmp.library.bundle import FAMILIES, choose, earlier_routines
+from avrmp.library.bundle import FAMILIES, choose, earlier_routines, readme
 from avrmp.library.sketch import example_operands
 from avrmp.routine.generate import generate
 from avrmp.spec import Spec
@@ -173,3 +173,11 @@ def test_a_part_whose_sram_cannot_hold_the_stack_is_not_run(tmp_path, monkeypatc
     entry = bundle.Entry(generate(Spec("mul", 2048, "karatsuba", name="avrmp_mul2048")), "k")
     bundle.verify_entry(entry, tmp_path, FAMILIES["mul"], 5, 1, tmp_path)
     assert ran == ["atmega128"] and list(entry.reports) == ["atmega128"]
+
+
+def test_a_readme_says_whether_its_boards_print() -> None:
+    """The no-MUL family's board has no serial port: its README does not promise output."""
+    mul = readme([], FAMILIES["mul"], "mul", "avrmp bundle", {})
+    nomul = readme([], FAMILIES["nomul"], "nomul", "avrmp bundle", {})
+    assert "prints the product and the cycles over the serial port" in mul
+    assert "These boards have none" in nomul and "over the serial port" not in nomul

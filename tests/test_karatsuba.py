@@ -10,6 +10,7 @@ import functools
 import json
 import re
 import shutil
+import subprocess
 import warnings
 from pathlib import Path
 
@@ -431,3 +432,22 @@ def test_load_comments_name_each_byte() -> None:
     asm = generate(Spec("mul", 256, "karatsuba")).asm
     phase = asm.split("--- R_0 = P_0 + E_0")[1].split("; ---")[0].split("; ===")[0]
     assert re.findall(r"; (e\[\d+\])", phase) == [f"e[{i}]" for i in range(16)]
+
+
+@pytest.mark.parametrize("made_for, builds_on, refused_on", [
+    ("atmega128", "atmega1284p", "atmega2560"),
+    ("atmega2560", "atmega2560", "atmega1284p"),
+])
+def test_a_build_for_the_other_return_address_size_is_refused(made_for, builds_on, refused_on,
+                                                              tmp_path) -> None:
+    """A routine whose frames lie across its calls' return addresses runs only on parts with
+    the return address it was made for: avr-gcc stops with its #error elsewhere (it would run
+    there and crash); a routine without such calls has no guard."""
+    asm, _ = write_routine(generate(Spec("mul", 512, "karatsuba", mcu=made_for)), tmp_path)
+    ok = subprocess.run(["avr-gcc", f"-mmcu={builds_on}", "-c", asm, "-o", tmp_path / "a.o"],
+                        capture_output=True, text=True, check=False)
+    assert ok.returncode == 0, ok.stderr
+    bad = subprocess.run(["avr-gcc", f"-mmcu={refused_on}", "-c", asm, "-o", tmp_path / "b.o"],
+                         capture_output=True, text=True, check=False)
+    assert bad.returncode != 0 and "generated for" in bad.stderr and made_for in bad.stderr
+    assert "#error" not in generate(Spec("mul", 256, "karatsuba", mcu=made_for)).asm

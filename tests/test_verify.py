@@ -31,6 +31,7 @@ FAULTS = [
     ("add16_sp_nonatomic", "SP half-written"),
     ("add16_cli", "I flag"),
     ("add16_sei", "I flag"),
+    ("add16_sei_undone", "interrupts enabled at instruction"),  # the I flag at return is right
     ("add16_flash_table", "data-address trace"),
     ("add16_io_write", "I/O register(s) 0x18"),
     ("add16_hang", "does not return"),

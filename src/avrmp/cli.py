@@ -41,10 +41,10 @@ from .library.bundle import DEFAULT_SIZES, FAMILIES, make_bundle
 from .library.uecc import DROP_IN_FILE, ENTRY, UECC_FLAGS, UECC_SIZES, make_drop_in
 from .output_files import require_writable, write_atomic
 from .routine.files import DIALECTS, asm_path, header_path, write_routine
-from .routine.generate import generate, return_address_bytes, table_key
+from .routine.generate import generate, table_key
 from .routine.rebuild import rebuild, spec_fields, spec_from_header
 from .routine.tune import tune, untuned
-from .spec import AVR_VARIANTS, OPS, RUNTIME_LENGTH, TARGETS, VARIANTS, Spec
+from .spec import AVR_VARIANTS, OPS, RUNTIME_LENGTH, TARGETS, VARIANTS, Spec, return_address_bytes
 from .target.avr.parts import DEFAULT_MCU, simulated_mcu
 from .techniques.arm7tdmi.registry import ARM_ALGORITHMS, ARM_DEFAULT, WORD_BITS
 from .techniques.host64 import REPRESENTATIONS, emit

@@ -190,3 +190,16 @@ class Spec:
             d.pop("bits")
             d["length"] = RUNTIME_LENGTH
         return d
+
+
+def frames_across_calls(spec: Spec) -> bool:
+    """Whether spec's routine calls subroutines whose frames lie above their return addresses:
+    its code then depends on the part's return-address size."""
+    above = spec.algorithm.calls_above
+    return above is not None and spec.operand_bytes > above
+
+
+def return_address_bytes(spec: Spec) -> int:
+    """A return address's size as far as spec's kernel depends on it: the part's, for a routine
+    with frames across calls; else 2."""
+    return get_mcu(spec.mcu).pc_bytes if frames_across_calls(spec) else 2

@@ -146,6 +146,17 @@ add16_sei:
     sei
     ret
 
+; enables interrupts for a moment and restores the caller's SREG before it returns
+    .global add16_sei_undone
+add16_sei_undone:
+    in r0, 0x3f
+    sei
+    nop
+    out 0x3f, r0
+    LOADS
+    SUM add
+    ret
+
 ; looks a byte of the secret operand up in a flash table (the result is right)
     .global add16_flash_table
 add16_flash_table:

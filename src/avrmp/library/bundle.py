@@ -28,7 +28,7 @@ from ..errors import AvrmpError
 from ..output_files import require_writable, write_all
 from ..progress import progress_bar
 from ..routine.generate import generate, has_room
-from ..routine.wrapper import Routine
+from ..routine.wrapper import Routine, unguarded
 from ..target.avr.parts import get_mcu
 from ..verify.checks import Report, sram_fits, verify_file
 from ..verify.serial import run_serial
@@ -66,9 +66,10 @@ class Entry:
         return self.routine.spec.symbol
 
     def asm(self) -> str:
-        """The .S: both builds under the preprocessor when the twin differs."""
+        """The .S: both builds under the preprocessor when the twin differs, else one for
+        every part."""
         if self.twin is None:
-            return self.routine.asm
+            return unguarded(self.routine)
         return (f"#if defined(__AVR_3_BYTE_PC__)  /* 3-byte return addresses */\n"
                 f"{self.twin.asm}\n#else\n{self.routine.asm}\n#endif\n")
 
@@ -100,7 +101,8 @@ def choose(op: str, bits: int, family: Family, branched: bool, max_flash: int | 
 
 
 def _code(asm: str) -> list[str]:
-    return [ln for ln in asm.splitlines() if not ln.startswith(";")]
+    """The instructions: no comments, no return-address guard (#error on the other parts)."""
+    return [ln for ln in asm.splitlines() if not ln.startswith((";", "#"))]
 
 
 def verify_entry(entry: Entry, src: Path, family: Family, tests: int, seed: int | None,
@@ -199,11 +201,19 @@ def readme(entries: list[Entry], family: Family, family_name: str, command: str,
          "multiplier). Cycles: the whole call, measured in simavr on the verified routine "
          "(identical for every input); stack: bytes below the return address."), "",
         *head, *rows, "",
-        (f"`examples/{EXAMPLE}` multiplies two numbers and prints the product and the cycles "
-         "over the serial port (115200 baud). Its output in simavr, built with the Arduino "
-         "IDE's compile and link flags:"), "",
+        _example_sentence(family), "",
         *examples, "",
     ])
+
+
+def _example_sentence(family: Family) -> str:
+    if any(BOARDS[board].serial for board in family.boards):
+        return (f"`examples/{EXAMPLE}` multiplies two numbers and prints the product and the "
+                "cycles over the serial port (115200 baud). Its output in simavr, built with "
+                "the Arduino IDE's compile and link flags:")
+    return (f"`examples/{EXAMPLE}` multiplies two numbers; on a board with a serial port it "
+            "prints the product and the cycles (115200 baud). These boards have none: it was "
+            "built with the Arduino IDE's compile and link flags:")
 
 
 _USE = """\

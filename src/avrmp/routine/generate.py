@@ -9,7 +9,7 @@ import json
 
 from ..errors import AvrmpError
 from ..regalloc.vprogram import AllocationError
-from ..spec import Spec
+from ..spec import Spec, return_address_bytes
 from ..target.avr.parts import MCUS, get_mcu
 from ..techniques.karatsuba.large import stack_estimate
 from ..techniques.kernel import Kernel
@@ -93,14 +93,6 @@ def table_key(spec: Spec) -> str:
     pc = return_address_bytes(spec)
     extras += [mcu.core] * (mcu.core != "avre") + [f"pc{pc}"] * (pc != 2)
     return " ".join([spec.op, str(spec.bits), spec.algo, spec.variant, *extras])
-
-
-def return_address_bytes(spec: Spec) -> int:
-    """A return address's size as far as spec's kernel depends on it: the part's, for a routine
-    that calls subroutines whose frames lie above their return addresses; else 2."""
-    above = spec.algorithm.calls_above
-    calls = above is not None and spec.operand_bytes > above
-    return get_mcu(spec.mcu).pc_bytes if calls else 2
 
 
 def search(spec: Spec, jitter: int = 0) -> list[Decision]:

@@ -14,7 +14,7 @@ from ..blocks.pointers import move_arguments
 from ..program.avrasm2 import render as render_avrasm2
 from ..program.gnu_as import render
 from ..program.program import Program
-from ..spec import Spec
+from ..spec import Spec, frames_across_calls
 from ..target.avr.abi import CALLEE_SAVED, ZERO_REG
 from ..target.avr.parts import get_mcu
 from ..techniques.kernel import Kernel
@@ -94,9 +94,30 @@ def wrap(spec: Spec, kernel: Kernel) -> Routine:
         *render_choices(kernel.choices),
     ]
     parts = (prologue.items, body.items, epilogue.items)
-    return Routine(spec, _gnu_as(header_lines, sym, parts), c_header(sym, doc, proto),
+    gnu_head = header_lines + return_address_guard(spec)
+    return Routine(spec, _gnu_as(gnu_head, sym, parts), c_header(sym, doc, proto),
                    body.size, code_bytes, model, saved, classes,
                    body.static_cycles(core, nominal=True), _avrasm2(header_lines, sym, parts))
+
+
+def return_address_guard(spec: Spec) -> list[str]:
+    """For a routine whose frames lie across its calls' return addresses (frames_across_calls):
+    an #error where avr-gcc builds it for a part whose return address has the other size (it
+    would run there and crash)."""
+    if not frames_across_calls(spec):
+        return []
+    pc = get_mcu(spec.mcu).pc_bytes
+    test = "!defined(__AVR_3_BYTE_PC__)" if pc == 3 else "defined(__AVR_3_BYTE_PC__)"
+    error = (f'#error "{spec.symbol} was generated for {pc}-byte return addresses (--mcu '
+             f'{spec.mcu}): generate it again with --mcu naming this part"')
+    return ["", f"#if {test}", error, "#endif"]
+
+
+def unguarded(routine: Routine) -> str:
+    """The routine's .S without its return_address_guard: for code that a build for the other
+    return-address size gives unchanged (the bundle compares the two), one .S for every part."""
+    guard = "\n".join(["", *return_address_guard(routine.spec)])  # with the line break before
+    return routine.asm.replace(guard, "", 1) if guard else routine.asm
 
 
 def _gnu_as(header_lines: list[str], sym: str, parts: tuple) -> str:

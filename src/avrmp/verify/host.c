@@ -623,6 +623,11 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 		return 0;
 	}
 	r->ninstr++;
+	/* the caller's interrupts stay off until the return (the I flag at the return alone would
+	 * miss an SEI undone before it) */
+	if (avr->sreg[S_I] && !r->i_entry)
+		set_hazard(t, "interrupts enabled at instruction %lld though the caller had them "
+			   "disabled", r->ninstr);
 	if (*irq_raised && !r->irq_taken && avr->pc == h->vec_addr) {
 		r->irq_taken = 1;
 		r->irq_sp = (long)sp_get(avr) + h->asz;
