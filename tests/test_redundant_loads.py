@@ -44,7 +44,7 @@ def redundant_loads(asm: str) -> list[str]:
         if code.endswith(":") or CONTROL.match(code):
             held.clear()
             continue
-        if not code or code.startswith("."):  # a directive
+        if not code or code.startswith((".", "#")):  # a directive, the preprocessor's too
             continue
         op, _, rest = code.partition(" ")
         operands = tuple(operand(a.strip()) for a in rest.split(",")) if rest else ()

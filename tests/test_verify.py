@@ -25,6 +25,8 @@ ASM = Path(__file__).parent / "asm" / "start_state.S"
 FAULTS = [
     ("add16_carry_in", "result"),           # the carry assumed clear at entry
     ("add16_read_past", "result"),          # a byte read past the end of an operand
+    ("add16_peek_past", "outside the operands"),  # the same, the byte left unused
+    ("add16_read_io", "reads I/O register 0x2c"),
     ("add16_uninit_stack", "result"),       # stack read before it is written
     ("add16_page_wrap", "result"),          # a pointer stepped by INC on its low byte
     ("add16_below_sp", "data kept below SP"),
@@ -67,8 +69,9 @@ def test_seed_replays_and_skipping_interrupts_is_reported(capsys) -> None:
     _, _, one = verify(capsys, ASM, "add16_page_wrap", *args)
     _, _, two = verify(capsys, ASM, "add16_page_wrap", *args)
     assert one == two and "seed 41" in one
-    status, out, _ = verify(capsys, ASM, "add16_below_sp", *args, "--no-interrupts")
-    assert status == 0 and "interrupts skipped (--no-interrupts)" in out
+    status, _, err = verify(capsys, ASM, "add16_below_sp", *args, "--no-interrupts")
+    assert "interrupts skipped (--no-interrupts)" in err  # on the FAIL line
+    assert status == 1 and "outside the operands" in err  # below SP is not its own, either
 
 
 def test_generated_karatsuba_without_cli_is_refused(tmp_path, capsys) -> None:

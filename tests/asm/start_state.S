@@ -53,6 +53,24 @@ add16_read_past:
     st Z, r22
     ret
 
+; reads one byte past the end of b and leaves it unused (the result is right)
+    .global add16_peek_past
+add16_peek_past:
+    LOADS
+    movw r30, r20
+    ldd r23, Z+2            ; b[2]: not part of b
+    movw r30, r24
+    SUM add
+    ret
+
+; reads a peripheral's data register (a UART's: the read clears its flag; the result is right)
+    .global add16_read_io
+add16_read_io:
+    in r0, 0x0c
+    LOADS
+    SUM add
+    ret
+
 ; takes two bytes of stack and reads one it never wrote
     .global add16_uninit_stack
 add16_uninit_stack:

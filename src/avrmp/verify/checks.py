@@ -90,6 +90,8 @@ def check_one(m: Measurement, expected: bytes) -> tuple[str, str] | None:
     if m.io_writes:
         regs = " ".join(f"0x{a - 0x20:02x}" for a in m.io_writes[:4])
         return "writes", f"wrote I/O register(s) {regs} (only SP and SREG are the routine's)"
+    if m.bad_read:
+        return "reads", m.bad_read
     if not m.inputs_unmodified:
         return "inputs", "an input operand was modified"
     if m.hazard:

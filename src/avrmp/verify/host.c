@@ -114,6 +114,7 @@ typedef struct {
 	long long *wrote;   /* per address: when the routine last stored there (see written) */
 	long long *clobbered; /* per address: when an interrupt last overwrote it */
 	char hazard[200];
+	char bad_read[200]; /* the first load from outside the call's memory, or of an I/O register */
 	int sp_pending;     /* SPL or SPH written by OUT, its partner not yet */
 } trace_t;
 
@@ -146,14 +147,38 @@ static inline void add_bad(trace_t *t, uint32_t a)
 		t->bad[t->nbad++] = (uint16_t)a;
 }
 
+static void first_message(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	if (!buf[0])
+		vsnprintf(buf, size, fmt, ap);
+}
+
 static void set_hazard(trace_t *t, const char *fmt, ...)
 {
-	if (t->hazard[0])
-		return;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(t->hazard, sizeof t->hazard, fmt, ap);
+	first_message(t->hazard, sizeof t->hazard, fmt, ap);
 	va_end(ap);
+}
+
+static void set_bad_read(trace_t *t, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	first_message(t->bad_read, sizeof t->bad_read, fmt, ap);
+	va_end(ap);
+}
+
+/* whether a load from a is one of the call's own: an operand, the result, the stack between
+ * SP and the caller's SP (the return address included) */
+static int readable(trace_t *t, uint32_t a)
+{
+	if ((a >= t->r_lo && a < t->r_hi) || (a > t->sp && a <= t->s0))
+		return 1;
+	for (int i = 0; i < t->nops; i++)
+		if (a >= t->op_lo[i] && a < t->op_hi[i])
+			return 1;
+	return 0;
 }
 
 static inline void rd(trace_t *t, uint32_t a)
@@ -164,6 +189,10 @@ static inline void rd(trace_t *t, uint32_t a)
 		set_hazard(t, "an interrupt after instruction %lld overwrites 0x%04x below SP, which the "
 			   "routine reads back at instruction %lld (data kept below SP)",
 			   t->clobbered[a] / 2, a, t->now);
+	else if (!readable(t, a))
+		set_bad_read(t, "instruction %lld reads 0x%04x, outside the operands, the result and the "
+			   "stack above SP (an I/O register, or memory the routine does not own)",
+			   t->now, a);
 }
 
 /* Time stamps: 2k for instruction k, 2k + 1 for an interrupt taken after it. */
@@ -233,6 +262,15 @@ static inline void flash_access(avr_t *avr, trace_t *t, int extended)
 	mix_addr(t, z | 0x20000000u);
 }
 
+/* a read of the I/O space (IN, SBIC, SBIS): only SP and SREG (reading a peripheral's
+ * register can change its state, e.g. a UART's data register) */
+static inline void rd_io(trace_t *t, uint32_t a)
+{
+	if (a != IO_SPL && a != IO_SPH && a != IO_SREG)
+		set_bad_read(t, "instruction %lld reads I/O register 0x%02x (reading a peripheral's "
+			   "register can change its state)", t->now, a);
+}
+
 static void trace_io(avr_t *avr, trace_t *t, uint16_t op)
 {
 	(void)avr;
@@ -240,6 +278,10 @@ static void trace_io(avr_t *avr, trace_t *t, uint16_t op)
 		wr_io(t, 0x20 + (((op >> 5) & 0x30) | (op & 0xF)));
 	else if ((op & 0xFD00) == 0x9800) /* CBI / SBI A, b */
 		wr_io(t, 0x20 + ((op >> 3) & 0x1F));
+	else if ((op & 0xF800) == 0xB000) /* IN Rd, A */
+		rd_io(t, 0x20 + (((op >> 5) & 0x30) | (op & 0xF)));
+	else if ((op & 0xFD00) == 0x9900) /* SBIC / SBIS A, b */
+		rd_io(t, 0x20 + ((op >> 3) & 0x1F));
 }
 
 /* the data accesses of the instruction at pc (before it executes) */
@@ -677,6 +719,15 @@ static void run_call(host_t *h, call_t *c, trace_t *t, result_t *r)
 	r->abi = abi;
 }
 
+/* a message as a JSON string, or null when empty (messages hold no quotes or backslashes) */
+static void json_text(const char *msg)
+{
+	if (msg[0])
+		fprintf(out, "\"%s\"", msg);
+	else
+		fprintf(out, "null");
+}
+
 static void print_result(host_t *h, call_t *c, trace_t *t, result_t *r, const uint8_t *saved)
 {
 	static const int cs_regs[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 28, 29};
@@ -716,10 +767,9 @@ static void print_result(host_t *h, call_t *c, trace_t *t, result_t *r, const ui
 	for (int i = 0; i < nclob; i++)
 		fprintf(out, "%s%d", i ? ", " : "", clob[i]);
 	fprintf(out, "], \"hazard\": ");
-	if (t->hazard[0])
-		fprintf(out, "\"%s\"", t->hazard);
-	else
-		fprintf(out, "null");
+	json_text(t->hazard);
+	fprintf(out, ", \"bad_read\": ");
+	json_text(t->bad_read);
 	if (c->flags & FLAG_PROFILE) {
 		fprintf(out, ", \"profile\": [");
 		for (uint32_t w = 0, first = 1; w < h->codeend / 2; w++)

@@ -69,6 +69,7 @@ class Measurement:
     i_flag_ok: bool = True  # the I flag on return is what it was on entry
     io_writes: tuple[int, ...] = ()  # I/O registers written besides SP and SREG
     hazard: str | None = None  # an interrupt would break the routine (see host.c)
+    bad_read: str | None = None  # a load from memory or an I/O register not the call's own
     r_addr: int = 0
     sp_top: int = 0
     profile: tuple[tuple[int, int], ...] = ()  # (byte address, cycles) of the core, if asked
@@ -222,6 +223,7 @@ def run_batch(
                 i_flag_ok=d["i_flag_ok"],
                 io_writes=tuple(d["io_writes"]),
                 hazard=d["hazard"],
+                bad_read=d["bad_read"],
                 r_addr=d["r_addr"],
                 sp_top=d["sp_top"],
                 profile=tuple((pc, n) for pc, n in d.get("profile", ())),
