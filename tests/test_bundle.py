@@ -181,3 +181,15 @@ def test_a_readme_says_whether_its_boards_print() -> None:
     nomul = readme([], FAMILIES["nomul"], "nomul", "avrmp bundle", {})
     assert "prints the product and the cycles over the serial port" in mul
     assert "These boards have none" in nomul and "over the serial port" not in nomul
+
+
+def test_the_url_goes_into_the_metadata(tmp_path) -> None:
+    out = tmp_path / "b"
+    status, _, err = avrmp("bundle", "--sizes", "32", "--tests", "5", "--url",
+                           "https://example.org/avrmp", "-o", str(out))
+    assert status == 0, err
+    assert "url=https://example.org/avrmp\n" in (out / "library.properties").read_text()
+    assert json.loads((out / "library.json").read_text())["homepage"] == \
+        "https://example.org/avrmp"
+    status, _, err = avrmp("bundle", "--url", "example.org", "-o", str(tmp_path / "c"))
+    assert status == 2 and "http:// or https://" in err

@@ -100,6 +100,13 @@ def _integer(text: str) -> int:
     return int(text)
 
 
+def _url(text: str) -> str:
+    """--url: an http(s) address on one line (it goes into the metadata files as it is)."""
+    if not re.fullmatch(r"https?://\S+", text):
+        raise argparse.ArgumentTypeError(f"{text!r}: give an http:// or https:// address")
+    return text
+
+
 def _path(text: str) -> Path:
     """A file path; an empty one would silently mean the current directory."""
     if not text:
@@ -282,6 +289,9 @@ def _add_bundle_parser(sub) -> None:
     b.add_argument("--max-flash", type=_integer, help="bytes of code at most per routine")
     b.add_argument("--tests", type=_integer, default=DEFAULT_TESTS, help="random inputs per routine and part")
     b.add_argument("--seed", type=_seed, help="replay an earlier run's inputs")
+    b.add_argument("--url", type=_url, default="",
+                   help="the library's home page, for library.properties and library.json "
+                   "(Arduino's Library Manager and linter want one)")
     b.add_argument("-o", "--out", type=_out_dir, required=True, help="the library folder to write")
 
 
@@ -554,7 +564,7 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     command = _command_line("bundle")
     entries, runs = make_bundle(args.out, args.sizes, args.family, args.variant == "branched",
                                 args.max_flash, args.tests, args.seed, command,
-                                progress=True)
+                                progress=True, url=args.url)
     parts = FAMILIES[args.family].measured_on
     print(f"{'routine':22} {'algorithm':40} {'bytes':>6} " + " ".join(f"{p:>12}" for p in parts))
     for e in entries:

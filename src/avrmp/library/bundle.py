@@ -126,8 +126,10 @@ def verify_entry(entry: Entry, src: Path, family: Family, tests: int, seed: int 
         entry.reports[part] = report
 
 
-def library_files(entries: list[Entry], family_name: str, command: str) -> dict[str, str]:
-    """Every file of the bundle but the README, by path relative to its folder."""
+def library_files(entries: list[Entry], family_name: str, command: str,
+                  url: str = "") -> dict[str, str]:
+    """Every file of the bundle but the README, by path relative to its folder (url: the
+    library's home page, for its metadata)."""
     files = {}
     for e in entries:
         files[f"src/{e.symbol}.S"] = e.asm()
@@ -136,8 +138,8 @@ def library_files(entries: list[Entry], family_name: str, command: str) -> dict[
         f"/* avrmp bundle: every routine's header. {MARK} {__version__}: {command} */",
         "#ifndef AVRMP_H", "#define AVRMP_H",
         *(f'#include "{e.symbol}.h"' for e in entries), "#endif", ""])
-    files["library.properties"] = _properties(family_name)
-    files["library.json"] = _library_json(family_name)
+    files["library.properties"] = _properties(family_name, url)
+    files["library.json"] = _library_json(family_name, url)
     mul = _example_mul(entries)
     files[f"examples/{EXAMPLE}/{EXAMPLE}.ino"] = sketch(mul.symbol, mul.routine.spec.bits,
                                                        __version__)
@@ -148,20 +150,21 @@ SENTENCE = ("Verified, constant-time multiprecision multiplication, squaring, ad
             "subtraction for 8-bit AVR.")
 
 
-def _properties(family_name: str) -> str:
+def _properties(family_name: str, url: str) -> str:
     parts = "ATmega (with MUL)" if family_name == "mul" else "ATtiny (without MUL)"
     return "\n".join([
         f"name={LIBRARY_NAME}", f"version={__version__}", "author=avrmp", "maintainer=avrmp",
         f"sentence={SENTENCE}",
         (f"paragraph={MARK} for {parts}: big-integer arithmetic for ECC and RSA, "
          "each routine verified in a cycle-accurate simulator."),
-        "category=Data Processing", "url=",
+        "category=Data Processing", f"url={url}",
         "architectures=avr", "includes=avrmp.h", ""])
 
 
-def _library_json(family_name: str) -> str:
+def _library_json(family_name: str, url: str) -> str:
     return json.dumps({
         "name": LIBRARY_NAME, "version": __version__, "description": SENTENCE,
+        **({"homepage": url} if url else {}),
         "keywords": ["bignum", "multiprecision", "ecc", "rsa", "avr", family_name],
         "frameworks": ["arduino", "*"], "platforms": ["atmelavr"],
         "export": {"include": ["src", "examples", "library.properties", "README.md"]},
@@ -245,7 +248,7 @@ def run_example(library: Path, board: str, bits: int, workdir: Path) -> list[str
 
 def make_bundle(out: Path, sizes: list[int] | None, family_name: str, branched: bool,
                 max_flash: int | None, tests: int, seed: int | None, command: str,
-                progress: bool = True) -> tuple[list[Entry], dict[str, list[str]]]:
+                progress: bool = True, url: str = "") -> tuple[list[Entry], dict[str, list[str]]]:
     """Choose, verify, build and run, then write the folder (nothing is written unless every
     step passes)."""
     family = FAMILIES[family_name]
@@ -260,7 +263,7 @@ def make_bundle(out: Path, sizes: list[int] | None, family_name: str, branched: 
             bar.set_postfix_str(f"choose {op} {bits}")
             entries.append(choose(op, bits, family, branched, max_flash))
             bar.update()
-        files = library_files(entries, family_name, command)
+        files = library_files(entries, family_name, command, url)
         _write_tree(trial, files)
         for e in entries:
             bar.set_postfix_str(f"verify {e.symbol}")
