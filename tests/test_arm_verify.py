@@ -33,6 +33,8 @@ FAULTS = [  # symbol, variant, check, words in its detail
     ("mul64_unmapped", "none", "execution", "read of unmapped memory at 0x00000000"),
     ("mul64_thumb", "none", "execution", "Thumb state"),
     ("mul64_swi", "none", "execution", "SWI"),
+    ("mul64_arm_return", "none", "execution", "ARM state to a Thumb caller"),
+    ("mul64_pop_pc", "none", "execution", "ARM state to a Thumb caller"),
     ("mul64", "consttime", "timing", "but input #0 took"),  # m varies with the operands
 ]
 

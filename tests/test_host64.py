@@ -200,3 +200,18 @@ def test_gen_from_the_command_line(capsys, tmp_path) -> None:
         status, _, err = run(["gen", "mul", *argv, "-o", tmp_path / "x"], capsys)
         assert status == 2 and message in err and err.count("\n") == 1
     assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("flag", ["-ffast-math", "-funsafe-math-optimizations",
+                                  "-fassociative-math"])
+def test_the_double_representation_refuses_reassociating_flags(flag: str,
+                                                               tmp_path: Path) -> None:
+    """These flags let the compiler fold the carry's (x + C) - C to x: the file stops the build
+    instead of computing wrong results."""
+    import subprocess
+
+    c, _ = write_host_source(emit("double"), tmp_path)
+    flags = [flag, "-fno-signed-zeros", "-fno-trapping-math"] if "assoc" in flag else [flag]
+    proc = subprocess.run([find_compiler(), "-O2", *flags, "-c", str(c), "-o",
+                           str(tmp_path / "d.o")], capture_output=True, text=True, check=False)
+    assert proc.returncode != 0 and "(x + C) - C" in proc.stderr

@@ -44,6 +44,7 @@ from .routine.files import DIALECTS, asm_path, header_path, write_routine
 from .routine.generate import generate, table_key
 from .routine.rebuild import rebuild, spec_fields, spec_from_header
 from .routine.tune import tune, untuned
+from .routine.wrapper import signature
 from .spec import AVR_VARIANTS, OPS, RUNTIME_LENGTH, TARGETS, VARIANTS, Spec, return_address_bytes
 from .target.avr.parts import DEFAULT_MCU, simulated_mcu
 from .techniques.arm7tdmi.registry import ARM_ALGORITHMS, ARM_DEFAULT, WORD_BITS
@@ -201,7 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--catalog", action="store_true",
                    help="every routine of the benchmark catalog and the tuned extras")
     t.add_argument("--table", type=_path, default=TABLE, help="the table to write (default: the "
-                   "package's tuned.json)")
+                   "package's tuned.json, the one gen, best and rebuild read; another file is "
+                   "for trying a search, see docs/architecture.md)")
     t.add_argument("--jobs", type=_integer, default=1, help="searches run in parallel")
     t.add_argument("--missing", action="store_true",
                    help="only the routines the table lacks or holds in a form this "
@@ -289,7 +291,7 @@ def _add_bundle_parser(sub) -> None:
     b.add_argument("--max-flash", type=_integer, help="bytes of code at most per routine")
     b.add_argument("--tests", type=_integer, default=DEFAULT_TESTS, help="random inputs per routine and part")
     b.add_argument("--seed", type=_seed, help="replay an earlier run's inputs")
-    b.add_argument("--url", type=_url, default="",
+    b.add_argument("--url", type=_url,
                    help="the library's home page, for library.properties and library.json "
                    "(Arduino's Library Manager and linter want one)")
     b.add_argument("-o", "--out", type=_out_dir, required=True, help="the library folder to write")
@@ -532,7 +534,7 @@ def cmd_best(args: argparse.Namespace) -> int:
     routine = generate(dataclasses.replace(best.spec, name=args.name or ""))
     verify_generated(routine)
     asm, hdr = write_routine(routine, args.out)
-    print(f"{asm}\n{hdr}")
+    print(f"{asm}\n{hdr}\nC prototype: {signature(routine.spec)[1]}")  # (rps: a length too)
     return 0
 
 
@@ -564,7 +566,7 @@ def cmd_bundle(args: argparse.Namespace) -> int:
     command = _command_line("bundle")
     entries, runs = make_bundle(args.out, args.sizes, args.family, args.variant == "branched",
                                 args.max_flash, args.tests, args.seed, command,
-                                progress=True, url=args.url)
+                                progress=True, url=args.url or "")
     parts = FAMILIES[args.family].measured_on
     print(f"{'routine':22} {'algorithm':40} {'bytes':>6} " + " ".join(f"{p:>12}" for p in parts))
     for e in entries:
@@ -641,14 +643,16 @@ def _simulated_input(args: argparse.Namespace) -> list[str]:
 
 
 def _require_spec_agrees(args: argparse.Namespace, head: list[str]) -> None:
-    """For a routine avrmp wrote: --op, --bits and --variant (unless none) as its spec line
-    says, and an --mcu with the return address its calls assume; a run under other ones would
-    report failures of the arguments, not of the routine."""
+    """For a routine avrmp wrote: --op, --bits and --variant (unless none; left out, the spec
+    line's) as its spec line says, and an --mcu with the return address its calls assume; a run
+    under other ones would report failures of the arguments, not of the routine."""
     fields = spec_fields(head)
     if fields is None:
         return
-    given = {"op": args.op, "bits": str(args.bits), "variant": getattr(args, "variant", None)}
-    for key, value in given.items():
+    if "variant" in fields and "variant" not in given(args):  # the routine's own discipline
+        args.variant = fields["variant"]
+    asked = {"op": args.op, "bits": str(args.bits), "variant": getattr(args, "variant", None)}
+    for key, value in asked.items():
         if key in fields and value not in (None, "none") and fields[key] != value:
             raise AvrmpError(f"--{key} {value}: {args.file} is a {key}={fields[key]} routine (its "
                              f"spec line): give --{key} {fields[key]}")

@@ -41,7 +41,8 @@ class Routine:
         return self.asm if dialect == "gnu" else self.avrasm2
 
 
-def _signature(spec: Spec) -> tuple[str, str]:
+def signature(spec: Spec) -> tuple[str, str]:
+    """(what the routine computes, its C prototype)."""
     n, sym = spec.operand_bytes, spec.symbol
     args = "uint8_t *r, const uint8_t *a" + ("" if spec.op == "sqr" else ", const uint8_t *b")
     if spec.runtime_length:
@@ -78,7 +79,7 @@ def wrap(spec: Spec, kernel: Kernel) -> Routine:
     core = get_mcu(spec.mcu).core
     model = body.static_cycles(core)
     code_bytes = prologue.size + body.size + epilogue.size
-    doc, proto = _signature(spec)
+    doc, proto = signature(spec)
     timing = "" if core == "avre" else f", {core} timing"
     header_lines = [
         f"; {sym}: {doc}",

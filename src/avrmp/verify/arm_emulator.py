@@ -7,7 +7,9 @@ operands at seeded-random word-aligned addresses in RAM (random bytes around the
 random 8-byte-aligned height, every register the caller does not pass at random (r4-r11 random
 sentinels, r3 and r12 too), the N Z C V flags at random and LR to a return sentinel, then runs
 the routine (AAPCS: r0 the result pointer, r1 A, r2 B, then the int arguments) until it returns
-to the sentinel.
+to the sentinel.  The sentinel is a Thumb caller's (bit 0 set, unless the call says otherwise): a
+return that does not interwork (MOV PC, LR or LDM ... PC on this core) arrives in ARM state and
+fails.
 
 A code hook, called before each instruction (so Rs and the flags it sees are the instruction's
 own), times it with decode.execute and TIMINGS: ABI cycles from entry to the return (the return
@@ -42,7 +44,8 @@ except ImportError:  # the error says how to install it when an emulator is made
     REGISTERS = []
 
 RAM_BASE = 0x2000_0000
-SENTINEL = 0x0F00_0000  # LR at entry: reaching it is the return
+SENTINEL = 0x0F00_0000  # LR at entry (bit 0 set for a Thumb caller): reaching it is the return
+THUMB_BIT = 1 << 5  # CPSR.T
 PAGE = 0x1000
 GUARD = 16  # random bytes at least between buffers
 BUFFER_BYTES = 0x1_0000  # RAM for the result and operand buffers
@@ -55,13 +58,16 @@ STACK_TAG, ABSOLUTE_TAG = 15, 14  # data-trace tags beside the buffers' indices 
 
 @dataclass(frozen=True)
 class ArmCall:
-    """One call: the operands, the result's length, the int arguments after the pointers, and the
-    seed of its start state (layout, registers, flags, the random bytes in RAM)."""
+    """One call: the operands, the result's length, the int arguments after the pointers, the
+    seed of its start state (layout, registers, flags, the random bytes in RAM), and whether the
+    caller is in Thumb state (its return address has bit 0 set; the routine must return with
+    BX to reach it in that state)."""
 
     operands: tuple[bytes, ...]
     result_len: int
     int_args: tuple[int, ...] = ()
     seed: int = 0
+    thumb_caller: bool = True
 
 
 @dataclass
@@ -243,7 +249,7 @@ class ArmEmulator:
         self.fill(rng, at, sizes, call, sp)
         before = self.start_state(rng, call, at, sp)
         self.trace = t = Trace(self.fw.core, max_instructions, min_sp=sp)
-        error = self.run(t)
+        error = self.run(t, call.thumb_caller)
         return self.measure(t, call, at, sp, before, error)
 
     def fill(self, rng: random.Random, at: Sequence[int], sizes: Sequence[int], call: ArmCall,
@@ -270,12 +276,13 @@ class ArmEmulator:
         for reg, value in zip(REGISTERS, values):
             uc.reg_write(reg, value)
         uc.reg_write(arm_const.UC_ARM_REG_SP, sp)
-        uc.reg_write(arm_const.UC_ARM_REG_LR, SENTINEL)
+        uc.reg_write(arm_const.UC_ARM_REG_LR, SENTINEL | call.thumb_caller)
         uc.reg_write(arm_const.UC_ARM_REG_CPSR, self.cpsr_mode | rng.getrandbits(4) << 28)
         return (*values[4:12], sp)
 
-    def run(self, t: Trace) -> str:
-        """Emulate from the entry to the sentinel; the error, or "" if it returned."""
+    def run(self, t: Trace, thumb_caller: bool) -> str:
+        """Emulate from the entry to the sentinel; the error, or "" if it returned (in the
+        caller's state)."""
         try:
             self.uc.emu_start(self.fw.entry, SENTINEL)
         except AvrmpError as exc:
@@ -287,6 +294,9 @@ class ArmEmulator:
         if pc != SENTINEL:
             return (f"did not return within {t.max_instructions} instructions (a hang, or "
                     "a routine far slower than its size needs)")
+        if thumb_caller and not self.uc.reg_read(arm_const.UC_ARM_REG_CPSR) & THUMB_BIT:
+            return ("returned in ARM state to a Thumb caller (on the ARM7TDMI only BX "
+                    "interworks: return with BX LR)")
         return ""
 
     def measure(self, t: Trace, call: ArmCall, at: Sequence[int], sp: int,

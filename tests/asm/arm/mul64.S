@@ -187,3 +187,20 @@ begin mul64_swi
     swi 0
     bx lr
 end mul64_swi
+
+@ returns with MOV PC, LR: on the ARM7TDMI that does not interwork, so a Thumb caller breaks.
+begin mul64_arm_return
+    push {r4, r5}
+    LOADS
+    PRODUCT
+    pop {r4, r5}
+    mov pc, lr
+end mul64_arm_return
+
+@ returns by popping PC: on ARMv4T that does not interwork either.
+begin mul64_pop_pc
+    push {r4, r5, lr}
+    LOADS
+    PRODUCT
+    pop {r4, r5, pc}
+end mul64_pop_pc

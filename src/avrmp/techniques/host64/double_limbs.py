@@ -30,8 +30,8 @@ def helpers(name: str) -> str:
 #if FLT_EVAL_METHOD != 0
 #error "{name}: doubles must be evaluated in double precision (FLT_EVAL_METHOD 0: SSE2, not x87)"
 #endif
-#ifdef __FAST_MATH__
-#error "{name}: do not compile with -ffast-math: it may fold the carry (x + C) - C to x"
+#if defined(__FAST_MATH__) || defined(__ASSOCIATIVE_MATH__)
+#error "{name}: do not compile with -ffast-math or -fassociative-math (-funsafe-math-optimizations): they may fold the carry (x + C) - C to x"
 #endif
 
 /* One carry step (seed 004: "add constant 2^52 + 2^51, subtract constant 2^52 + 2^51", scaled
