@@ -356,7 +356,8 @@ def _add_bench_parser(sub) -> None:
 
 def _refuse_unused(args: argparse.Namespace, message: str, **defaults) -> None:
     """An error (message, with {} for the option) if an option this command ignores on its
-    target was given a value other than its default: silently ignored, it would mislead."""
+    target was given, or holds a value other than its default: silently ignored, it would
+    mislead."""
     for dest, default in defaults.items():
         if dest in given(args) or getattr(args, dest) != default:
             raise AvrmpError(message.format("--" + dest.replace("_", "-")))
