@@ -35,6 +35,7 @@ FAULTS = [  # symbol, variant, check, words in its detail
     ("mul64_swi", "none", "execution", "SWI"),
     ("mul64_arm_return", "none", "execution", "ARM state to a Thumb caller"),
     ("mul64_pop_pc", "none", "execution", "ARM state to a Thumb caller"),
+    ("mul64_peek", "branchfree", "reads", "its own stack frame at operand A+8"),
     ("mul64", "consttime", "timing", "but input #0 took"),  # m varies with the operands
 ]
 

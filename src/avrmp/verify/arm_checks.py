@@ -20,6 +20,7 @@ from __future__ import annotations
 import random
 import secrets
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,11 +84,19 @@ def check_call(m: ArmMeasurement, expected: bytes, operands: tuple[bytes, ...]
     if changed:
         return "inputs", f"operand {' and '.join(changed)} modified"
     if m.stray_writes:
-        where = list(dict.fromkeys(m.stray_writes))
-        more = f" and {len(where) - 4} more" if len(where) > 4 else ""
         return "writes", ("wrote outside the result and its own stack frame at "
-                          f"{', '.join(where[:4])}{more}")
+                          f"{_places(m.stray_writes)}")
+    if m.stray_reads:
+        return "reads", ("read outside the operands, the result and its own stack frame at "
+                         f"{_places(m.stray_reads)}")
     return None
+
+
+def _places(where: Sequence[str]) -> str:
+    """The first four distinct places, and how many more."""
+    where = list(dict.fromkeys(where))
+    more = f" and {len(where) - 4} more" if len(where) > 4 else ""
+    return f"{', '.join(where[:4])}{more}"
 
 
 def check_timing(m: ArmMeasurement, first: ArmMeasurement, variant: str, ref: int = 0

@@ -81,6 +81,7 @@ class ArmMeasurement:
     pc_digest: str = ""
     data_digest: str = ""
     stray_writes: tuple[str, ...] = ()  # where each write outside result and frame landed
+    stray_reads: tuple[str, ...] = ()  # each read outside the buffers and the stack it used
     regs_before: tuple[int, ...] = ()  # r4-r11, sp at entry
     regs_after: tuple[int, ...] = ()  # r4-r11, sp on return
     inputs_after: tuple[bytes, ...] = ()
@@ -306,7 +307,7 @@ class ArmEmulator:
         after = tuple(uc.reg_read(REGISTERS[i]) for i in range(4, 12))
         sizes = [call.result_len] + [len(o) for o in call.operands]
         regions = [(a, a + s) for a, s in zip(at, sizes)]
-        data, stray = relative_trace(t.data, regions, sp, t.min_sp)
+        data, stray, stray_reads = relative_trace(t.data, regions, sp, t.min_sp)
         self.deepest = max(self.deepest, sp - t.min_sp)
         names = ["result"] + [f"operand {chr(65 + i)}" for i in range(len(call.operands))]
         return ArmMeasurement(
@@ -315,6 +316,7 @@ class ArmEmulator:
             core_seed001_m=t.core_cycles - t.core_m_excess,
             instructions=len(t.pcs), pc_digest=digest(t.pcs), data_digest=digest(data),
             stray_writes=tuple(describe(a, regions, names, sp) for a in stray),
+            stray_reads=tuple(describe(a, regions, names, sp) for a in stray_reads),
             regs_before=before, regs_after=(*after, uc.reg_read(arm.UC_ARM_REG_SP)),
             inputs_after=tuple(bytes(uc.mem_read(a, len(o)))
                                for a, o in zip(at[1:], call.operands)),
@@ -343,11 +345,12 @@ def place_buffers(rng: random.Random, region: tuple[int, int], sizes: Sequence[i
 
 
 def relative_trace(raw: list[int], regions: Sequence[tuple[int, int]], sp: int,
-                   min_sp: int) -> tuple[list[int], list[int]]:
+                   min_sp: int) -> tuple[list[int], list[int], list[int]]:
     """The data-address trace with addresses made relative (tag << 40 | offset << 4 | size and kind, the tag a
-    buffer's index, STACK_TAG for offsets from the entry SP, ABSOLUTE_TAG elsewhere), and the
-    addresses of writes outside the result buffer and [lowest SP, entry SP)."""
-    out, stray = [], []
+    buffer's index, STACK_TAG for offsets from the entry SP, ABSOLUTE_TAG elsewhere), the
+    addresses of writes outside the result buffer and [lowest SP, entry SP), and those of reads
+    outside the buffers and that stack."""
+    out, stray, stray_reads = [], [], []
     r0, r1 = regions[0]
     for key in raw:
         address, low = key >> 4, key & 15
@@ -360,9 +363,11 @@ def relative_trace(raw: list[int], regions: Sequence[tuple[int, int]], sp: int,
                 out.append(STACK_TAG << 40 | ((address - sp) & 0xFFFF_FFFF) << 4 | low)
             else:
                 out.append(ABSOLUTE_TAG << 40 | key)
+            if not low & 1 and not min_sp <= address < sp:
+                stray_reads.append(address)
         if low & 1 and not (r0 <= address < r1 or min_sp <= address < sp):
             stray.append(address)
-    return out, stray
+    return out, stray, stray_reads
 
 
 def describe(address: int, regions: Sequence[tuple[int, int]], names: Sequence[str],

@@ -204,3 +204,13 @@ begin mul64_pop_pc
     PRODUCT
     pop {r4, r5, pc}
 end mul64_pop_pc
+
+@ reads the word after a and leaves it unused (the result is right).
+begin mul64_peek
+    push {r4, r5}
+    ldr r3, [r1, #8]          @ a[2]: not part of a
+    LOADS
+    PRODUCT
+    pop {r4, r5}
+    bx lr
+end mul64_peek
