@@ -98,6 +98,7 @@ GEN_ERRORS = [
     (["mul", "--bits", "6_4"], "not a whole number"),
     (["mul", "--bits", "64", "--looped", "--looped"], "--looped: given twice"),
     (["mul", "--target", "arm7tdmi", "--bits", "64", "--mcu", "atmega128"], "no MCU"),
+    (["mul", "--target", "arm7tdmi", "--bits", "64", "--mcu", "{x}"], "no MCU"),  # braces kept
     (["mul", "--target", "host64", "--repr", "radix51", "--variant", "branchfree"], "--variant"),
     (["mul", "--bits", "64", "--bits", "128"], "--bits: given twice"),  # not the last taken
     (["mul", "--bits=64", "--bit", "128"], "--bits: given twice"),  # an abbreviation too

@@ -360,7 +360,8 @@ def _refuse_unused(args: argparse.Namespace, message: str, **defaults) -> None:
     mislead."""
     for dest, default in defaults.items():
         if dest in given(args) or getattr(args, dest) != default:
-            raise AvrmpError(message.format("--" + dest.replace("_", "-")))
+            # (replace, not format: the message may quote a value with braces in it)
+            raise AvrmpError(message.replace("{}", "--" + dest.replace("_", "-")))
 
 
 def _out_dir(text: str) -> Path:
@@ -372,8 +373,8 @@ def _out_dir(text: str) -> Path:
 
 def _non_negative(text: str, hint: str) -> int:
     try:
-        value = int(text)
-    except ValueError:
+        value = _integer(text)
+    except argparse.ArgumentTypeError:
         value = -1
     if value < 0:
         raise argparse.ArgumentTypeError(f"{text!r}: {hint}")

@@ -105,7 +105,7 @@ def pick(specs: list[Spec], max_flash: int | None = None, max_stack: int | None 
     with tempfile.TemporaryDirectory(prefix="avrmp-best-") as tmp:
         for spec in progress_bar(specs, enabled=progress, desc="best", unit="candidate"):
             c = measure_once(spec, Path(tmp))
-            code = c and "\n".join(ln for ln in c.routine.asm.splitlines() if ln[:1] != ";")
+            code = c and c.routine.code
             if c is None or code in seen:
                 continue  # a default equal to an explicit parameter: listed once
             seen.add(code)

@@ -95,14 +95,9 @@ def choose(op: str, bits: int, family: Family, branched: bool, max_flash: int | 
     entry = Entry(generate(spec), best.label)
     if family.twin_for:
         twin = generate(dataclasses.replace(spec, mcu=family.twin_for))
-        if _code(twin.asm) != _code(entry.routine.asm):
+        if twin.code != entry.routine.code:
             entry.twin = twin
     return entry
-
-
-def _code(asm: str) -> list[str]:
-    """The instructions: no comments, no return-address guard (#error on the other parts)."""
-    return [ln for ln in asm.splitlines() if not ln.startswith((";", "#"))]
 
 
 def verify_entry(entry: Entry, src: Path, family: Family, tests: int, seed: int | None,

@@ -40,6 +40,12 @@ class Routine:
     def text(self, dialect: str) -> str:
         return self.asm if dialect == "gnu" else self.avrasm2
 
+    @property
+    def code(self) -> tuple[str, ...]:
+        """The .S without its comments and its return_address_guard (which names the part): what
+        two builds compare as the same code."""
+        return tuple(ln for ln in self.asm.splitlines() if not ln.startswith((";", "#")))
+
 
 def signature(spec: Spec) -> tuple[str, str]:
     """(what the routine computes, its C prototype)."""

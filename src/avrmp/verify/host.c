@@ -169,11 +169,18 @@ static void set_bad_read(trace_t *t, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* whether a load from a is one of the call's own: an operand, the result, the stack between
- * SP and the caller's SP (the return address included) */
+/* whether an ordinary store to a is the routine's to make: in r, or inside the live stack frame
+ * above SP */
+static int writable(trace_t *t, uint32_t a)
+{
+	return (a >= t->r_lo && a < t->r_hi) || (a > t->sp && a <= t->s0);
+}
+
+/* whether a load from a is one of the call's own: where it may write (the stack up to the
+ * caller's SP takes in the return address), or an operand */
 static int readable(trace_t *t, uint32_t a)
 {
-	if ((a >= t->r_lo && a < t->r_hi) || (a > t->sp && a <= t->s0))
+	if (writable(t, a))
 		return 1;
 	for (int i = 0; i < t->nops; i++)
 		if (a >= t->op_lo[i] && a < t->op_hi[i])
@@ -207,11 +214,8 @@ static inline void wr(trace_t *t, uint32_t a)
 	a &= 0xffff;
 	mix_addr(t, norm(t, a) | 0x10000000u);
 	written(t, a);
-	if (a >= t->r_lo && a < t->r_hi)
-		return;
-	if (a > t->sp && a <= t->s0)
-		return;
-	add_bad(t, a);
+	if (!writable(t, a))
+		add_bad(t, a);
 }
 
 /* stack store (PUSH/CALL): at SP, must stay between the buffers and the caller's SP */
