@@ -215,3 +215,20 @@ def test_the_double_representation_refuses_reassociating_flags(flag: str,
     proc = subprocess.run([find_compiler(), "-O2", *flags, "-c", str(c), "-o",
                            str(tmp_path / "d.o")], capture_output=True, text=True, check=False)
     assert proc.returncode != 0 and "(x + C) - C" in proc.stderr
+
+
+@pytest.mark.parametrize("flags", [[], ["-DAVRMP_NO_INT128"]])
+def test_files_share_one_translation_unit(flags: list[str], tmp_path: Path) -> None:
+    """Every representation, and one of them twice under two prefixes, included into one C file:
+    their helpers' names are private to each file."""
+    import subprocess
+
+    sources = [emit(name) for name in REPRESENTATIONS] + [emit("radix51", "other")]
+    for source in sources:
+        write_host_source(source, tmp_path)
+    one = tmp_path / "one.c"
+    one.write_text("".join(f'#include "{s.name}.c"\n' for s in sources))
+    proc = subprocess.run([find_compiler(), "-std=c99", "-pedantic", "-Wall", "-Werror", *flags,
+                           "-c", str(one), "-o", str(tmp_path / "one.o")],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr

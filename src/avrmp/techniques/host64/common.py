@@ -82,10 +82,34 @@ def assemble(rep: Representation, name: str, helpers: str, functions: Sequence[C
     bodies = "\n\n".join(
         f"{comment(f.doc)}\n{f.returns} {name}_{f.suffix}({f.params})\n{{\n{f.body}\n}}"
         for f in functions)
+    code = file_scope(f"{helpers.strip()}\n\n{bodies}", name)
     c_text = (f"{comment(header_lines(rep, name, functions, notes))}\n"
-              f"#include \"{name}.h\"\n\n{helpers.strip()}\n\n{bodies}\n")
+              f"#include \"{name}.h\"\n\n{code}\n")
     return HostSource(name=name, representation=rep.name, c_text=c_text, h_text=h_text,
                       functions=tuple(f"{name}_{f.suffix}" for f in functions))
+
+
+PRIVATE_NAMES = tuple(re.compile(p, re.MULTILINE) for p in (
+    r"^static\s[^(\n]*?\b(\w+)\s*\(",  # helper functions
+    r"^(?:__extension__\s+)?typedef\s[^;{\n]*?\b(\w+)\s*(?:\[[^\n]*\])?;",
+    r"^}\s*(\w+);",  # the name of a typedef struct
+))
+PRIVATE_MACROS = re.compile(r"^#define\s+(\w+)", re.MULTILINE)
+
+
+def file_scope(code: str, name: str) -> str:
+    """`code` with its file-scope helper names (static functions, typedefs) renamed to
+    `name`_... by macros and every macro undefined at the end: files of different
+    representations or prefixes can then share one translation unit, and the code keeps its
+    short names."""
+    names = sorted({m for pattern in PRIVATE_NAMES for m in pattern.findall(code)})
+    macros = PRIVATE_MACROS.findall(code)
+    if not names and not macros:
+        return code
+    renames = "\n".join(f"#define {n} {name}_{n}" for n in names)
+    undefs = "\n".join(f"#undef {n}" for n in [*names, *macros])
+    return (f"/* The helpers' names, private to this file. */\n{renames}\n\n{code}\n\n"
+            f"{undefs}")
 
 
 def limbwise(n: int, limb: str, expr: str) -> list[str]:
@@ -141,7 +165,7 @@ ARITHMETIC_SHIFT_CHECK = """\
 /* Carrying shifts negative int64_t right and expects floor division: an arithmetic shift.  C99
    leaves it to the implementation (GCC, Clang and MSVC all shift arithmetically); this array
    gets a negative size, and the build fails, on a compiler that does not. */
-typedef char avrmp_check_arithmetic_shift[((int64_t)-3 >> 1) == -2 ? 1 : -1];
+typedef char check_arithmetic_shift[((int64_t)-3 >> 1) == -2 ? 1 : -1];
 """
 
 
