@@ -23,7 +23,7 @@ LAYERS = [
     ["avrmp.verify"],
     ["avrmp.bench"],
     ["avrmp.library"],
-    ["avrmp.cli", "avrmp.entry"],
+    ["avrmp.cli", "avrmp.entry", "avrmp.__main__"],
 ]
 MAX_FUNCTION_LINES = 80
 

@@ -873,6 +873,18 @@ def test_a_signal_while_the_modules_load_ends_in_one_line(signal_raised, status,
     assert capsys.readouterr().err == line
 
 
+def test_python_dash_m_avrmp_is_the_command(tmp_path) -> None:
+    """`python -m avrmp` runs the command through the same entry (its status, its one-line
+    errors)."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+    ok = subprocess.run([sys.executable, "-m", "avrmp", "--version"], capture_output=True,
+                        text=True, cwd=tmp_path, env=env, check=False)
+    assert ok.returncode == 0 and ok.stdout.startswith("avrmp ")
+    bad = subprocess.run([sys.executable, "-m", "avrmp", "gen", "mul", "--bits", "x"],
+                         capture_output=True, text=True, cwd=tmp_path, env=env, check=False)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--bits" in bad.stderr
+
+
 @needs_toolchain
 def test_a_file_named_like_an_option_is_verified(tmp_path, monkeypatch, capsys) -> None:
     """./-d.S reaches avr-gcc as a path, not as the option -d (Path drops the ./)."""
