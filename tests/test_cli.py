@@ -873,6 +873,23 @@ def test_a_signal_while_the_modules_load_ends_in_one_line(signal_raised, status,
     assert capsys.readouterr().err == line
 
 
+@pytest.mark.parametrize("spec, mcu, needle", [
+    (Spec("mul", 768, "product-scanning", looped=True, mcu="attiny85"), "attiny85",
+     "more than attiny85's 512: verify it with --mcu atmega328p"),
+    (Spec("mul", 64, "karatsuba"), "attiny85", "MUL, which attiny85 lacks: give --mcu atmega128"),
+    (Spec("mul", 64, "karatsuba"), None, "is C, not assembly"),
+])
+def test_verify_names_the_part_or_file_to_give(spec, mcu, needle, tmp_path, capsys) -> None:
+    """A part too small for the test load (a roomier one that runs the same code is named),
+    a part without the MUL the routine uses, and the .h given for the .S."""
+    asm, header = write_routine(generate(spec), tmp_path)
+    for command in ("verify", "profile"):
+        status, _, err = run([command, asm if mcu else header, "--symbol", spec.symbol,
+                              "--bits", spec.bits, "--op", "mul",
+                              *(["--mcu", mcu] if mcu else [])], capsys)
+        assert_one_error(status, err, needle)
+
+
 def test_python_dash_m_avrmp_is_the_command(tmp_path) -> None:
     """`python -m avrmp` runs the command through the same entry (its status, its one-line
     errors)."""

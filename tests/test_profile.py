@@ -69,7 +69,7 @@ def test_profile_cli(tmp_path, capsys) -> None:
           "--mcu", "atmega9999"], "atmega9999"),
         (["profile", ASM / "m16.S", "--bits", "16", "--op", "mul"], "--symbol"),
         (["profile", ASM / "m16.S", "--symbol", "m16", "--bits", "65536", "--op", "mul"],
-         "do not fit"),
+         "more than atmega128's 4096: choose a smaller size"),
     ],
     ids=lambda x: "" if isinstance(x, list) else x,
 )

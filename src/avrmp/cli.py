@@ -46,7 +46,7 @@ from .routine.rebuild import rebuild, spec_fields, spec_from_header
 from .routine.tune import tune, untuned
 from .routine.wrapper import signature
 from .spec import AVR_VARIANTS, OPS, RUNTIME_LENGTH, TARGETS, VARIANTS, Spec, return_address_bytes
-from .target.avr.parts import DEFAULT_MCU, simulated_mcu
+from .target.avr.parts import DEFAULT_MCU, get_mcu, simulated_mcu
 from .techniques.arm7tdmi.registry import ARM_ALGORITHMS, ARM_DEFAULT, WORD_BITS
 from .techniques.host64 import REPRESENTATIONS, emit
 from .techniques.registry import ALGORITHMS, DEFAULT_ALGO, get_algorithm
@@ -597,6 +597,8 @@ def _readable_asm(path: Path) -> list[str]:
         raise AvrmpError(f"cannot read {path}: no such file")
     if not path.is_file():
         raise AvrmpError(f"cannot read {path}: not a regular file")
+    if path.suffix in (".h", ".c"):
+        raise AvrmpError(f"{path} is C, not assembly: give the routine's assembly file")
     try:
         with open(path, errors="replace") as f:
             return list(islice(f, 8))
@@ -646,8 +648,9 @@ def _simulated_input(args: argparse.Namespace) -> list[str]:
 
 def _require_spec_agrees(args: argparse.Namespace, head: list[str]) -> None:
     """For a routine avrmp wrote: --op, --bits and --variant (unless none; left out, the spec
-    line's) as its spec line says, and an --mcu with the return address its calls assume; a run
-    under other ones would report failures of the arguments, not of the routine."""
+    line's) as its spec line says, and an --mcu with the MUL and the return address its code
+    assumes; a run under other ones would report failures of the arguments, not of the
+    routine."""
     fields = spec_fields(head)
     if fields is None:
         return
@@ -661,12 +664,15 @@ def _require_spec_agrees(args: argparse.Namespace, head: list[str]) -> None:
     if "length" in fields and fields.get("algo") in ALGORITHMS:  # a length the algorithm takes
         Spec(args.op, args.bits, fields["algo"])
     if "mcu" in fields and fields["mcu"] != args.mcu and getattr(args, "target", "avr") == "avr":
-        try:  # (a MUL routine on a part without MUL: the assembler says so)
-            made = spec_from_header(head, args.file)
-            pc = return_address_bytes(made), return_address_bytes(
-                dataclasses.replace(made, mcu=args.mcu))
+        try:
+            made, part = spec_from_header(head, args.file), get_mcu(args.mcu)
         except AvrmpError:  # a spec line edited by hand, or an unknown --mcu (refused later)
             return
+        if made.uses_mul and not part.has_mul:
+            raise AvrmpError(f"--mcu {args.mcu}: {args.file} was generated for {made.mcu} and "
+                             f"multiplies with MUL, which {args.mcu} lacks: give --mcu "
+                             f"{made.mcu}")
+        pc = return_address_bytes(made), return_address_bytes(made, args.mcu)
         if pc[0] != pc[1]:
             raise AvrmpError(f"--mcu {args.mcu}: {args.file}'s calls assume the {pc[0]}-byte "
                              f"return address of {made.mcu}, where {args.mcu} pushes {pc[1]}: "

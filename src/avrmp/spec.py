@@ -177,6 +177,12 @@ class Spec:
         return self.target == "avr" and self.algorithm.runtime_length
 
     @property
+    def uses_mul(self) -> bool:
+        """The AVR routine multiplies with MUL (a product, for a part that has it)."""
+        return (self.target == "avr" and self.op in ("mul", "sqr")
+                and get_mcu(self.mcu).has_mul)
+
+    @property
     def n_inputs(self) -> int:
         return operand_count(self.op)
 
@@ -199,7 +205,7 @@ def frames_across_calls(spec: Spec) -> bool:
     return above is not None and spec.operand_bytes > above
 
 
-def return_address_bytes(spec: Spec) -> int:
-    """A return address's size as far as spec's kernel depends on it: the part's, for a routine
-    with frames across calls; else 2."""
-    return get_mcu(spec.mcu).pc_bytes if frames_across_calls(spec) else 2
+def return_address_bytes(spec: Spec, mcu: str | None = None) -> int:
+    """A return address's size as far as spec's kernel depends on it: the part's (`mcu`, by
+    default the spec's own), for a routine with frames across calls; else 2."""
+    return get_mcu(mcu or spec.mcu).pc_bytes if frames_across_calls(spec) else 2

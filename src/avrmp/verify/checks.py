@@ -26,7 +26,7 @@ from pathlib import Path
 from ..errors import AvrmpError
 from ..progress import progress_bar
 from ..spec import operand_count, result_bytes
-from ..target.avr.parts import get_mcu
+from ..target.avr.parts import MCUS, get_mcu
 from .inputs import DEFAULT_TESTS, check_tests, oracle, random_layout, test_operands
 from .simulator import Call, Layout, Measurement, run_batch
 from .toolchain import Firmware, build_firmware
@@ -201,16 +201,29 @@ def verify_file(asm: Path, symbol: str, op: str, nbytes: int, mcu: str, variant:
 
 
 def require_sram(op: str, nbytes: int, mcu: str) -> None:
-    """AvrmpError unless one call's operands and result fit `mcu`'s SRAM (sram_fits)."""
-    if not sram_fits(op, nbytes, mcu):
-        raise AvrmpError(f"--bits {8 * nbytes}: the operands and result do not fit {mcu}'s "
-                         f"{get_mcu(mcu).sram_bytes} bytes of SRAM: choose a smaller size or "
-                         "a larger part")
+    """AvrmpError unless one call fits `mcu`'s SRAM (sram_fits); the error names the part with
+    the least SRAM that has room and runs the same code with the same timing."""
+    if sram_fits(op, nbytes, mcu):
+        return
+    part = get_mcu(mcu)
+    roomier = [m.name for m in sorted(MCUS.values(), key=lambda m: m.sram_bytes)
+               if m.simulated and m.core == part.core and m.pc_bytes == part.pc_bytes
+               and m.has_mul >= part.has_mul and sram_fits(op, nbytes, m.name)]
+    hint = (f"verify it with --mcu {roomier[0]}, which runs {mcu}'s code with the same timing"
+            if roomier else "choose a smaller size")
+    raise AvrmpError(f"--bits {8 * nbytes}: the test load takes {sram_need(op, nbytes)} bytes "
+                     f"of SRAM for one call (operands and result, a guard around each, the "
+                     f"stack), more than {mcu}'s {part.sram_bytes}: {hint}")
 
 
-def sram_fits(op: str, nbytes: int, mcu: str, stack_reserve: int = 96) -> bool:
-    """Whether the runner can place the operands and result of one call in `mcu`'s SRAM, leaving
-    `stack_reserve` bytes for the stack (a conservative estimate of the runner's layout)."""
+def sram_need(op: str, nbytes: int, stack_reserve: int = 96) -> int:
+    """The SRAM the runner takes for one call: the operands and result, a 16-byte guard around
+    each, and `stack_reserve` bytes for the stack (a conservative estimate of its layout)."""
     n_inputs = operand_count(op)
-    need = n_inputs * nbytes + result_bytes(op, nbytes) + stack_reserve + 16 * (n_inputs + 2)
-    return need <= get_mcu(mcu).sram_bytes
+    return (n_inputs * nbytes + result_bytes(op, nbytes) + stack_reserve
+            + 16 * (n_inputs + 2))
+
+
+def sram_fits(op: str, nbytes: int, mcu: str) -> bool:
+    """Whether the runner can place one call in `mcu`'s SRAM (sram_need)."""
+    return sram_need(op, nbytes) <= get_mcu(mcu).sram_bytes
