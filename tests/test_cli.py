@@ -556,12 +556,30 @@ def test_list_names_every_algorithm(capsys) -> None:
     status, out, err = run(["list"], capsys)
     assert status == 0 and err == ""
     avr, arm = out.split("--target arm7tdmi", 1)
-    names = {ln.strip() for ln in avr.splitlines() if ln and not ln.startswith(" ")}
+    names = {ln for ln in avr.splitlines() if ln and " " not in ln}
     assert names == set(ALGORITHMS)
-    names = {ln.strip() for ln in arm.splitlines()[1:] if ln and not ln.startswith(" ")}
+    names = {ln for ln in arm.splitlines()[1:] if ln and " " not in ln}
     assert names == set(ARM_ALGORITHMS)
     assert arm.count("variants: branchfree, consttime") == sum(
         "consttime" in a.variants for a in ARM_ALGORITHMS.values())
+    assert "product-scanning" in avr.split("; --looped: mul, sqr")[0]
+
+
+def test_what_list_says_holds() -> None:
+    """The limits `avrmp list` prints beside the sizes are the ones Spec and gen apply."""
+    from avrmp.techniques.karatsuba.large import odd_squares
+
+    for a in ALGORITHMS.values():
+        for op in a.looped_builders:
+            Spec(op, 64, a.name, looped=True)
+    Spec("mul", 72, "operand-caching", e=9)
+    with pytest.raises(AvrmpError, match="choose at most 9"):
+        Spec("mul", 72, "operand-caching", e=10)
+    for bits in odd_squares():
+        with pytest.raises(AvrmpError, match=f"does not build .*{bits}"):
+            generate(Spec("sqr", bits, "karatsuba"))
+    with pytest.raises(AvrmpError, match="no sign to branch on"):
+        generate(Spec("sqr", 64, "karatsuba", "branched"))
 
 
 BENCH_FIELDS = {"op", "bits", "algo", "variant", "core_cycles", "abi_cycles", "code_bytes",

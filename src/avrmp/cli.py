@@ -868,7 +868,11 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"{a.name}\n    {a.summary}\n    ops: {ops}; sizes: {8 * a.min_bytes}.."
               f"{8 * a.max_bytes} bits{' (even bytes)' if a.even_only else ''}; "
               f"variants: {', '.join(a.variants)}" + (f"; params: {a.params}" if a.params else "")
-              + ("" if a.needs_mul else "; runs without MUL"))
+              + ("" if a.needs_mul else "; runs without MUL")
+              + (f"; --looped: {', '.join(a.looped_builders)}" if a.looped_builders else "")
+              + (f"; {a.limits}" if a.limits else ""))
+    print("\nA fully unrolled routine must also fit the part's flash, and one call its SRAM: "
+          "gen says so when they do not.")
     print("\n--target arm7tdmi (mul, 32-bit words):")
     for a in ARM_ALGORITHMS.values():
         print(f"{a.name}\n    {a.summary}\n    sizes: {WORD_BITS * a.min_words}.."

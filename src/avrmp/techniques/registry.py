@@ -40,6 +40,7 @@ class Algorithm:
     # Operand bytes above which the kernel calls subroutines whose stack frames lie above their
     # return addresses, so that the kernel depends on the return address's size (None: never).
     calls_above: int | None = None
+    limits: str = ""  # what `avrmp list` adds to the sizes and variants, per operation
 
     def build(self, op: str, looped: bool, **request) -> Kernel:
         """The kernel for op and `request` (the Spec's fields: n, variant, levels, d, e,
@@ -96,7 +97,7 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
                          looped.operand_caching_mul_looped(n, e, choices)},
         looped_max={"e": looped.MAX_E},
         needs_mul=False,
-        params=f"--e E: operand bytes cached per row, 1..256 (default "
+        params=f"--e E: operand bytes cached per row, 1 to the operand bytes (default "
         f"{operand_caching.max_e()}, the most the registers hold; a larger e reloads)",
         accepts=("e",),
     ),
@@ -135,6 +136,7 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
         variants=("branchfree", "branched"),
         accepts=("levels",),
         calls_above=karatsuba.LEAF_MAX,
+        limits=karatsuba.sqr_limits(),
     ),
     Algorithm(
         "ripple",

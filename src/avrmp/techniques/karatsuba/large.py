@@ -499,12 +499,23 @@ def karatsuba_sqr_any(n: int, variant: str, choices: Choices, levels: int | None
     if is_large(n):
         return large_kernel(n, "sqr", variant, choices, levels, ret_bytes)
     if not structures(n):  # odd, above a plain square and not halving into bases
-        odd = [8 * m for m in range(2, LEAF_MAX + 1) if not structures(m)]
         raise AvrmpError(f"--bits {8 * n}: Karatsuba squaring up to {8 * LEAF_MAX} bits does not "
-                         f"build {', '.join(map(str, odd))} bits (odd byte counts that do not "
-                         f"halve into its bases): choose {8 * n + 8} bits or --algo "
+                         f"build {', '.join(map(str, odd_squares()))} bits (odd byte counts that "
+                         f"do not halve into its bases): choose {8 * n + 8} bits or --algo "
                          "product-scanning")
     return fixed_square(n, choices, levels)
+
+
+def odd_squares() -> list[int]:
+    """The sizes in bits up to the largest leaf that Karatsuba squaring does not build."""
+    return [8 * m for m in range(2, LEAF_MAX + 1) if not structures(m)]
+
+
+def sqr_limits() -> str:
+    """What `avrmp list` says of the sizes and variants beyond the algorithm's range."""
+    return (f"sqr: branchfree only, not {', '.join(map(str, odd_squares()))} bits; above "
+            f"{8 * LEAF_MAX} bits, mul and sqr build the sizes that halve evenly down to a leaf "
+            f"of at most {8 * LEAF_MAX} bits (mul runs other sizes on zero-padded operands)")
 
 
 LEAF_STACK = 128  # bound on a fixed-size leaf's frame (the 256-bit multiplication leaf: 112)
