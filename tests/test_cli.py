@@ -305,6 +305,24 @@ def test_rebuild_edited_choice_is_one_line(tmp_path, capsys) -> None:
     assert_one_error(status, err, "recorded choices do not fit")
 
 
+@pytest.mark.parametrize("edit, needle", [
+    (r"\1 e=4", "its recorded choices do not fit its spec line (e 3 is not one of its options)"),
+    (r"\1 zzz=1", "the spec line has an unknown field 'zzz'"),
+    (r"\1 e=3 e=3", "the spec line gives e twice"),
+])
+def test_rebuild_names_what_is_wrong_with_an_edited_spec_line(edit, needle, tmp_path,
+                                                               capsys) -> None:
+    status, out, _ = run(["gen", "mul", "--bits", "136", "--algo", "operand-caching", "--e", "3",
+                          "-o", tmp_path], capsys)
+    asm = Path(out.split()[0])
+    edited = re.sub(r"(?m)^(; spec: .*?) e=3$", edit, asm.read_text())
+    assert edited != asm.read_text()
+    asm.write_text(edited)
+    status, _, err = run(["rebuild", asm, "-o", tmp_path / "out"], capsys)
+    assert_one_error(status, err, needle)
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("content", ["[1, 2]", '{"mul 32 product-scanning branchfree": 5}'])
 def test_tune_refuses_a_malformed_table(content, tmp_path, capsys) -> None:
     table = tmp_path / "t.json"
@@ -895,7 +913,7 @@ def test_a_signal_while_the_modules_load_ends_in_one_line(signal_raised, status,
     (Spec("mul", 768, "product-scanning", looped=True, mcu="attiny85"), "attiny85",
      "more than attiny85's 512: verify it with --mcu atmega328p"),
     (Spec("mul", 64, "karatsuba"), "attiny85", "MUL, which attiny85 lacks: give --mcu atmega128"),
-    (Spec("mul", 64, "karatsuba"), None, "is C, not assembly"),
+    (Spec("mul", 64, "karatsuba"), None, "is a C header, not assembly"),
 ])
 def test_verify_names_the_part_or_file_to_give(spec, mcu, needle, tmp_path, capsys) -> None:
     """A part too small for the test load (a roomier one that runs the same code is named),

@@ -598,7 +598,8 @@ def _readable_asm(path: Path) -> list[str]:
     if not path.is_file():
         raise AvrmpError(f"cannot read {path}: not a regular file")
     if path.suffix in (".h", ".c"):
-        raise AvrmpError(f"{path} is C, not assembly: give the routine's assembly file")
+        kind = "a C header" if path.suffix == ".h" else "C source"
+        raise AvrmpError(f"{path} is {kind}, not assembly: give the routine's assembly file")
     try:
         with open(path, errors="replace") as f:
             return list(islice(f, 8))

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
 from ..errors import AvrmpError
 from ..spec import Spec
 from ..techniques.registry import get_algorithm
-from ..tuning.choices import BROKEN_RECORD_ERRORS, parse
+from ..tuning.choices import BROKEN_RECORD_ERRORS, StaleChoices, parse
 from .generate import generate
 from .wrapper import Routine
 
 SPEC_LINE = re.compile(r"^[;@] spec: (?P<fields>.*)$")  # AVR and ARM comment characters
 INT_FIELDS = ("bits", "levels", "d", "e")
+SPEC_FIELDS = {f.name for f in dataclasses.fields(Spec)} | {"length"}
 REGENERATE = "regenerate with: "  # how a multi-routine file (avrmp uecc) names its command
 
 
@@ -42,6 +44,12 @@ def spec_from_header(lines: list[str], path: Path) -> Spec:
         raise AvrmpError(f"{path} holds {len(matches)} routines, not one: make it again with "
                          f"{command}")
     fields = _fields(matches[0])
+    named = re.findall(r"(\w+)=", matches[0]["fields"])
+    if unknown := [k for k in named if k not in SPEC_FIELDS]:
+        raise AvrmpError(f"{path}: the spec line has an unknown field {unknown[0]!r}: rebuild "
+                         "takes a .S written by avrmp gen")
+    if twice := [k for k in named if named.count(k) > 1]:
+        raise AvrmpError(f"{path}: the spec line gives {twice[0]} twice")
     fields.pop("length", None)  # "run-time argument": the code is the same for every length
     try:
         if "bits" not in fields:
@@ -68,6 +76,10 @@ def rebuild(path: Path) -> Routine:
     record = None if spec.target == "arm7tdmi" else recorded_choices(lines, path)
     try:
         return generate(spec, record=record)
+    except StaleChoices as e:
+        raise AvrmpError(f"{path}: its recorded choices do not fit its spec line ({e.detail}): "
+                         "one of them was edited, or another avrmp version wrote the file; "
+                         "generate it again with avrmp gen") from None
     except AvrmpError as e:  # e.g. a spec line edited to options gen would refuse
         raise AvrmpError(f"{path}: {e}") from None
     except BROKEN_RECORD_ERRORS as e:  # an edited choice the builders were never meant to take

@@ -20,7 +20,13 @@ from ..regalloc.vprogram import AllocationError
 
 
 class StaleChoices(AvrmpError):
-    """Recorded choices that do not fit the generator (recorded by another version)."""
+    """Recorded choices that do not fit the generator (recorded by another version); `detail`
+    says where they stop fitting."""
+
+    def __init__(self, detail: str) -> None:
+        self.detail = detail
+        super().__init__(f"recorded choices do not fit this generator: {detail}: regenerate "
+                         "without them (avrmp gen --tune)")
 
 
 # What replaying a hand-edited or corrupted record can raise besides StaleChoices: the builders
@@ -90,8 +96,7 @@ class Choices:
         the values a search would have tried, when given)."""
         if not self.pending or self.pending[0].name != name:
             found = self.pending[0].name if self.pending else "nothing"
-            raise StaleChoices(f"recorded choices do not fit this generator: expected {name}, "
-                               f"found {found}: regenerate without them (avrmp gen --tune)")
+            raise StaleChoices(f"expected {name}, found {found}")
         if options is not None:
             require_option(name, self.pending[0].value, options)
         return self.pending.pop(0)
@@ -99,8 +104,7 @@ class Choices:
     def finish(self) -> None:
         """Replaying: every recorded decision was used."""
         if self.pending:
-            raise StaleChoices(f"recorded choices do not fit this generator: {self.pending[0].name}"
-                               " was never asked for: regenerate without them (avrmp gen --tune)")
+            raise StaleChoices(f"{self.pending[0].name} was never asked for")
 
     def replay(self, name: str, build: Callable[[object, Choices], object],
                options: Iterable | None = None):
@@ -190,9 +194,7 @@ def require_option(name: str, value, options: Iterable) -> None:
     JSON: a record holds lists where the generator may offer tuples)."""
     offered = {json.dumps(o, sort_keys=True) for o in options}
     if json.dumps(value, sort_keys=True) not in offered:
-        raise StaleChoices(f"recorded choices do not fit this generator: {name} "
-                           f"{json.dumps(value)} is not one of its options: regenerate without "
-                           "them (avrmp gen --tune)")
+        raise StaleChoices(f"{name} {json.dumps(value)} is not one of its options")
 
 
 def memo_search(build: Callable):

@@ -122,7 +122,7 @@ def recolored(code: Program, colours: str, live_out: frozenset[int] = LIVE_AFTER
     try:
         out.items = merge_shared_ends(recolor(code.items, pool, live_out, colours))
     except ColouringMismatch as e:
-        raise StaleChoices(f"{e}: regenerate without recorded choices (avrmp gen --tune)") from e
+        raise StaleChoices(str(e)) from e
     return out
 
 
@@ -151,8 +151,7 @@ def emit_chosen(p: Program, choices: Choices, name: str, what: str,
         def replay(pick: dict, sub: Choices) -> tuple[dict, Program, str]:
             code = allocate_pick(pick)
             if code is None:
-                raise StaleChoices(f"the recorded {what} no longer allocates: regenerate "
-                                   "without recorded choices (avrmp gen --tune)")
+                raise StaleChoices(f"the recorded {what} no longer allocates")
             return pick, code, sub.decide_late("colours", lambda: colours_of(code, live_out,
                                                                                pool))
 
