@@ -228,7 +228,7 @@ def test_files_share_one_translation_unit(flags: list[str], tmp_path: Path) -> N
         write_host_source(source, tmp_path)
     one = tmp_path / "one.c"
     one.write_text("".join(f'#include "{s.name}.c"\n' for s in sources))
-    proc = subprocess.run([find_compiler(), "-std=c99", "-pedantic", "-Wall", "-Werror", *flags,
-                           "-c", str(one), "-o", str(tmp_path / "one.o")],
+    proc = subprocess.run([find_compiler(), "-std=c99", "-pedantic", "-Wall", "-Wextra",
+                           "-Werror", *flags, "-c", str(one), "-o", str(tmp_path / "one.o")],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr

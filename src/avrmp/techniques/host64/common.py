@@ -34,6 +34,21 @@ class CFunction:
     body: str  # the lines between the braces, indented by four spaces
 
 
+@dataclass(frozen=True)
+class CHelpers:
+    """File-scope C that a representation's functions share: its text, the names it declares
+    (made private to the file: file_scope), the macros it defines (undefined at the end) and
+    the system headers it needs."""
+    text: str
+    names: tuple[str, ...] = ()
+    macros: tuple[str, ...] = ()
+    includes: tuple[str, ...] = ()
+
+    def __add__(self, other: CHelpers) -> CHelpers:
+        return CHelpers(self.text + "\n" + other.text, self.names + other.names,
+                        self.macros + other.macros, self.includes + other.includes)
+
+
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -64,7 +79,7 @@ def header_lines(rep: Representation, name: str, functions: Sequence[CFunction],
     return out
 
 
-def assemble(rep: Representation, name: str, helpers: str, functions: Sequence[CFunction],
+def assemble(rep: Representation, name: str, helpers: CHelpers, functions: Sequence[CFunction],
              notes: Sequence[str]) -> HostSource:
     """The .c and .h text of one representation."""
     guard = name.upper() + "_H"
@@ -82,34 +97,23 @@ def assemble(rep: Representation, name: str, helpers: str, functions: Sequence[C
     bodies = "\n\n".join(
         f"{comment(f.doc)}\n{f.returns} {name}_{f.suffix}({f.params})\n{{\n{f.body}\n}}"
         for f in functions)
-    code = file_scope(f"{helpers.strip()}\n\n{bodies}", name)
+    assert not {f"{name}_{f.suffix}" for f in functions} & {f"{name}_{n}" for n in helpers.names}
+    includes = "".join(f"#include <{h}>\n" for h in helpers.includes)
     c_text = (f"{comment(header_lines(rep, name, functions, notes))}\n"
-              f"#include \"{name}.h\"\n\n{code}\n")
+              f"#include \"{name}.h\"\n{includes}\n"
+              f"{file_scope(helpers, name, bodies)}\n")
     return HostSource(name=name, representation=rep.name, c_text=c_text, h_text=h_text,
                       functions=tuple(f"{name}_{f.suffix}" for f in functions))
 
 
-PRIVATE_NAMES = tuple(re.compile(p, re.MULTILINE) for p in (
-    r"^static\s[^(\n]*?\b(\w+)\s*\(",  # helper functions
-    r"^(?:__extension__\s+)?typedef\s[^;{\n]*?\b(\w+)\s*(?:\[[^\n]*\])?;",
-    r"^}\s*(\w+);",  # the name of a typedef struct
-))
-PRIVATE_MACROS = re.compile(r"^#define\s+(\w+)", re.MULTILINE)
-
-
-def file_scope(code: str, name: str) -> str:
-    """`code` with its file-scope helper names (static functions, typedefs) renamed to
-    `name`_... by macros and every macro undefined at the end: files of different
-    representations or prefixes can then share one translation unit, and the code keeps its
-    short names."""
-    names = sorted({m for pattern in PRIVATE_NAMES for m in pattern.findall(code)})
-    macros = PRIVATE_MACROS.findall(code)
-    if not names and not macros:
-        return code
-    renames = "\n".join(f"#define {n} {name}_{n}" for n in names)
-    undefs = "\n".join(f"#undef {n}" for n in [*names, *macros])
-    return (f"/* The helpers' names, private to this file. */\n{renames}\n\n{code}\n\n"
-            f"{undefs}")
+def file_scope(helpers: CHelpers, name: str, bodies: str) -> str:
+    """The helpers and the function bodies, the helpers' names renamed to `name`_... by macros
+    and every macro undefined at the end: files of different representations or prefixes can
+    then share one translation unit, and the code keeps its short names."""
+    renames = "\n".join(f"#define {n} {name}_{n}" for n in helpers.names)
+    undefs = "\n".join(f"#undef {n}" for n in helpers.names + helpers.macros)
+    return (f"/* The helpers' names, private to this file. */\n{renames}\n\n"
+            f"{helpers.text.strip()}\n\n{bodies}\n\n{undefs}")
 
 
 def limbwise(n: int, limb: str, expr: str) -> list[str]:
@@ -125,7 +129,7 @@ def block(lines: Sequence[str]) -> str:
     return "\n".join(f"    {line}" if line else "" for line in lines)
 
 
-LITTLE_ENDIAN_WORDS = """\
+LITTLE_ENDIAN_WORDS = CHelpers("""\
 /* Little-endian 64-bit words of a byte string, whatever the host's byte order (compilers turn
    these into single loads and stores). */
 static uint64_t load64(const unsigned char *p)
@@ -146,9 +150,9 @@ static void store64(unsigned char *p, uint64_t x)
     p[6] = (unsigned char)(x >> 48);
     p[7] = (unsigned char)(x >> 56);
 }
-"""
+""", ("load64", "store64"))
 
-MUL64_HALVES = """\
+MUL64_HALVES = CHelpers("""\
 /* hi:lo = a * b from four 32 x 32 -> 64-bit products, for compilers without a 128-bit type.
    The middle column is at most 3 (2^32 - 1) < 2^34: it cannot overflow. */
 static void mul64(uint64_t *hi, uint64_t *lo, uint64_t a, uint64_t b)
@@ -159,14 +163,14 @@ static void mul64(uint64_t *hi, uint64_t *lo, uint64_t a, uint64_t b)
     *lo = (mid << 32) | (p00 & 0xffffffffu);
     *hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
 }
-"""
+""", ("mul64",))
 
-ARITHMETIC_SHIFT_CHECK = """\
+ARITHMETIC_SHIFT_CHECK = CHelpers("""\
 /* Carrying shifts negative int64_t right and expects floor division: an arithmetic shift.  C99
    leaves it to the implementation (GCC, Clang and MSVC all shift arithmetically); this array
    gets a negative size, and the build fails, on a compiler that does not. */
 typedef char check_arithmetic_shift[((int64_t)-3 >> 1) == -2 ? 1 : -1];
-"""
+""", ("check_arithmetic_shift",))
 
 
 def words_of(bits: int) -> list[str]:

@@ -15,6 +15,7 @@ from .common import (
     ARITHMETIC_SHIFT_CHECK,
     LITTLE_ENDIAN_WORDS,
     CFunction,
+    CHelpers,
     HostSource,
     assemble,
     block,
@@ -25,8 +26,8 @@ from .common import (
 )
 
 
-def helpers(name: str) -> str:
-    return "#include <float.h>\n\n" + LITTLE_ENDIAN_WORDS + "\n" + ARITHMETIC_SHIFT_CHECK + f"""
+def helpers(name: str) -> CHelpers:
+    return LITTLE_ENDIAN_WORDS + ARITHMETIC_SHIFT_CHECK + CHelpers(f"""\
 #if FLT_EVAL_METHOD != 0
 #error "{name}: doubles must be evaluated in double precision (FLT_EVAL_METHOD 0: SSE2, not x87)"
 #endif
@@ -54,7 +55,7 @@ static void int_carry(int64_t *lo, int64_t *hi, int w)
     *lo &= ((int64_t)1 << w) - 1;
     *hi += c;
 }}
-"""
+""", ("carry_step", "int_carry"), includes=("float.h",))
 
 
 def hexp(q: int) -> str:

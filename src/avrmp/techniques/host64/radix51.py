@@ -11,6 +11,7 @@ from .common import (
     LITTLE_ENDIAN_WORDS,
     MUL64_HALVES,
     CFunction,
+    CHelpers,
     HostSource,
     assemble,
     block,
@@ -20,7 +21,7 @@ from .common import (
     words_of,
 )
 
-HELPERS = LITTLE_ENDIAN_WORDS + "\n" + ARITHMETIC_SHIFT_CHECK + """
+HELPERS = LITTLE_ENDIAN_WORDS + ARITHMETIC_SHIFT_CHECK + CHelpers("""\
 #define MASK51 INT64_C(0x7ffffffffffff) /* 2^51 - 1 */
 
 /* x + y and x - y on int64_t limbs, wrapping mod 2^64 rather than overflowing: the arithmetic
@@ -75,8 +76,8 @@ static int64_t to_int64(s128 t)
 {
     return (int64_t)t;
 }
-#else
-""" + MUL64_HALVES + """
+#else""", ("add_wrap", "sub_wrap", "carry_step", "s128", "mul_s", "add_s", "low51", "shr51", "to_int64"),
+    ("MASK51",)) + MUL64_HALVES + CHelpers("""\
 /* Signed 128-bit coefficients as two's complement hi:lo, for compilers without __int128. */
 typedef struct {
     uint64_t lo, hi;
@@ -119,7 +120,7 @@ static int64_t to_int64(s128 t)
     return (int64_t)t.lo;
 }
 #endif
-"""
+""")
 
 
 def notes(rep: Representation) -> list[str]:

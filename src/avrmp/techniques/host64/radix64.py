@@ -6,9 +6,17 @@ compiler turns into ADD/ADC or MUL; without it, 32-bit halves and comparisons fo
 from __future__ import annotations
 
 from ...target.host64 import Representation
-from .common import LITTLE_ENDIAN_WORDS, MUL64_HALVES, CFunction, HostSource, assemble, block
+from .common import (
+    LITTLE_ENDIAN_WORDS,
+    MUL64_HALVES,
+    CFunction,
+    CHelpers,
+    HostSource,
+    assemble,
+    block,
+)
 
-HELPERS = LITTLE_ENDIAN_WORDS + """
+HELPERS = LITTLE_ENDIAN_WORDS + CHelpers("""\
 #if defined(__SIZEOF_INT128__) && !defined(AVRMP_NO_INT128)
 /* The compiler's 128-bit type: each limb step is one expression (x86-64: ADD/ADC, SUB/SBB, MUL). */
 __extension__ typedef unsigned __int128 u128;
@@ -37,8 +45,7 @@ static uint64_t mac(uint64_t *lo, uint64_t a, uint64_t b, uint64_t c, uint64_t d
     *lo = (uint64_t)t;
     return (uint64_t)(t >> 64);
 }
-#else
-""" + MUL64_HALVES + """
+#else""", ("u128", "adc", "sbb", "mac")) + MUL64_HALVES + CHelpers("""\
 static uint64_t adc(uint64_t *r, uint64_t a, uint64_t b, uint64_t c)
 {
     uint64_t s = a + b, t = s + c;
@@ -65,7 +72,7 @@ static uint64_t mac(uint64_t *lo, uint64_t a, uint64_t b, uint64_t c, uint64_t d
     return hi;
 }
 #endif
-"""
+""")
 
 
 def notes(rep: Representation) -> list[str]:
