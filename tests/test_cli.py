@@ -321,6 +321,10 @@ def test_rebuild_names_what_is_wrong_with_an_edited_spec_line(edit, needle, tmp_
     status, _, err = run(["rebuild", asm, "-o", tmp_path / "out"], capsys)
     assert_one_error(status, err, needle)
     assert not (tmp_path / "out").exists()
+    if needle.startswith("the spec line"):  # verify reads the spec line too
+        status, _, err = run(["verify", asm, "--symbol", asm.stem, "--bits", "136", "--op",
+                              "mul"], capsys)
+        assert_one_error(status, err, str(asm), needle)
 
 
 @pytest.mark.parametrize("content", ["[1, 2]", '{"mul 32 product-scanning branchfree": 5}'])
@@ -580,20 +584,24 @@ def test_list_names_every_algorithm(capsys) -> None:
     assert names == set(ARM_ALGORITHMS)
     assert arm.count("variants: branchfree, consttime") == sum(
         "consttime" in a.variants for a in ARM_ALGORITHMS.values())
-    assert "product-scanning" in avr.split("; --looped: mul, sqr")[0]
+    block = avr.split("product-scanning\n", 1)[1].split("\n", 2)[1]
+    assert block.startswith("    ops: mul") and "; --looped: mul, sqr" in block
 
 
 def test_what_list_says_holds() -> None:
     """The limits `avrmp list` prints beside the sizes are the ones Spec and gen apply."""
-    from avrmp.techniques.karatsuba.large import odd_squares
+    from avrmp.techniques.karatsuba.large import unbuilt_square_bits
 
     for a in ALGORITHMS.values():
         for op in a.looped_builders:
             Spec(op, 64, a.name, looped=True)
     Spec("mul", 72, "operand-caching", e=9)
+    Spec("mul", 72, "operand-caching", e=8, looped=True)
+    with pytest.raises(AvrmpError, match="looped operand-caching takes 1..8"):
+        Spec("mul", 72, "operand-caching", e=9, looped=True)
     with pytest.raises(AvrmpError, match="choose at most 9"):
         Spec("mul", 72, "operand-caching", e=10)
-    for bits in odd_squares():
+    for bits in unbuilt_square_bits():
         with pytest.raises(AvrmpError, match=f"does not build .*{bits}"):
             generate(Spec("sqr", bits, "karatsuba"))
     with pytest.raises(AvrmpError, match="no sign to branch on"):
@@ -911,7 +919,7 @@ def test_a_signal_while_the_modules_load_ends_in_one_line(signal_raised, status,
 
 @pytest.mark.parametrize("spec, mcu, needle", [
     (Spec("mul", 768, "product-scanning", looped=True, mcu="attiny85"), "attiny85",
-     "more than attiny85's 512: verify it with --mcu atmega328p"),
+     "more than attiny85's 512: give --mcu atmega328p"),
     (Spec("mul", 64, "karatsuba"), "attiny85", "MUL, which attiny85 lacks: give --mcu atmega128"),
     (Spec("mul", 64, "karatsuba"), None, "is a C header, not assembly"),
 ])
@@ -924,6 +932,10 @@ def test_verify_names_the_part_or_file_to_give(spec, mcu, needle, tmp_path, caps
                               "--bits", spec.bits, "--op", "mul",
                               *(["--mcu", mcu] if mcu else [])], capsys)
         assert_one_error(status, err, needle)
+    if "give --mcu atmega328p" in needle:  # and the part named runs it
+        status, out, _ = run(["profile", asm, "--symbol", spec.symbol, "--bits", spec.bits,
+                              "--op", "mul", "--mcu", "atmega328p"], capsys)
+        assert status == 0 and "core" in out
 
 
 def test_python_dash_m_avrmp_is_the_command(tmp_path) -> None:

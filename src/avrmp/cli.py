@@ -652,7 +652,10 @@ def _require_spec_agrees(args: argparse.Namespace, head: list[str]) -> None:
     line's) as its spec line says, and an --mcu with the MUL and the return address its code
     assumes; a run under other ones would report failures of the arguments, not of the
     routine."""
-    fields = spec_fields(head)
+    try:
+        fields = spec_fields(head)
+    except AvrmpError as e:
+        raise AvrmpError(f"{args.file}: {e}") from None
     if fields is None:
         return
     if "variant" in fields and "variant" not in given(args):  # the routine's own discipline
@@ -871,6 +874,7 @@ def cmd_list(args: argparse.Namespace) -> int:
               f"variants: {', '.join(a.variants)}" + (f"; params: {a.params}" if a.params else "")
               + ("" if a.needs_mul else "; runs without MUL")
               + (f"; --looped: {', '.join(a.looped_builders)}" if a.looped_builders else "")
+              + "".join(f" (--{p} 1..{hi})" for p, hi in a.looped_max.items())
               + (f"; {a.limits}" if a.limits else ""))
     print("\nA fully unrolled routine must also fit the part's flash, and one call its SRAM: "
           "gen says so when they do not.")

@@ -23,9 +23,18 @@ def operand_count(op: str) -> int:
     return 1 if op == "sqr" else 2
 
 
+def is_product(op: str) -> bool:
+    return op in ("mul", "sqr")
+
+
 def result_bytes(op: str, n: int) -> int:
     """The result buffer's bytes for n-byte operands: a product doubles, a sum gains a carry."""
-    return 2 * n if op in ("mul", "sqr") else n + 1
+    return 2 * n if is_product(op) else n + 1
+
+
+def data_bytes(op: str, n: int) -> int:
+    """The operands' and the result's bytes of one call, for n-byte operands."""
+    return operand_count(op) * n + result_bytes(op, n)
 
 
 # What --name may not be: the header declares `void NAME(uint8_t *r, ...)` (C keywords up to C23;
@@ -126,7 +135,7 @@ class Spec:
         if self.variant not in algo.variants:
             raise AvrmpError(f"--variant {self.variant}: {algo.name} offers "
                              f"{', '.join(algo.variants)}")
-        if algo.needs_mul and self.op in ("mul", "sqr") and not get_mcu(self.mcu).has_mul:
+        if algo.needs_mul and is_product(self.op) and not get_mcu(self.mcu).has_mul:
             raise AvrmpError(
                 f"--mcu {self.mcu} has no hardware multiplier and {algo.name} needs one")
 
@@ -179,8 +188,7 @@ class Spec:
     @property
     def uses_mul(self) -> bool:
         """The AVR routine multiplies with MUL (a product, for a part that has it)."""
-        return (self.target == "avr" and self.op in ("mul", "sqr")
-                and get_mcu(self.mcu).has_mul)
+        return self.target == "avr" and is_product(self.op) and get_mcu(self.mcu).has_mul
 
     @property
     def n_inputs(self) -> int:

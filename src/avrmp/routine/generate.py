@@ -9,7 +9,7 @@ import json
 
 from ..errors import AvrmpError
 from ..regalloc.vprogram import AllocationError
-from ..spec import Spec, return_address_bytes
+from ..spec import Spec, data_bytes, return_address_bytes
 from ..target.avr.parts import MCUS, get_mcu
 from ..techniques.karatsuba.large import stack_estimate
 from ..techniques.kernel import Kernel
@@ -54,19 +54,16 @@ def _replayed_or_searched(spec: Spec, text: str | None, tuned: bool) -> Kernel:
         return _kernel(_kernel_key(spec), None)  # the table is behind the generator: search
 
 
-def _data_bytes(spec: Spec) -> int:
-    return spec.result_bytes + spec.n_inputs * spec.operand_bytes
-
-
 def has_room(spec: Spec) -> bool:
     """Whether one call's operands, result and stack (stack_bound) fit the part's SRAM."""
-    return _data_bytes(spec) + stack_bound(spec) <= get_mcu(spec.mcu).sram_bytes
+    data = data_bytes(spec.op, spec.operand_bytes)
+    return data + stack_bound(spec) <= get_mcu(spec.mcu).sram_bytes
 
 
 def require_room(spec: Spec) -> None:
     """AvrmpError unless one call's operands, result and stack fit the part's SRAM."""
     if not has_room(spec):
-        data, sram = _data_bytes(spec), get_mcu(spec.mcu).sram_bytes
+        data, sram = data_bytes(spec.op, spec.operand_bytes), get_mcu(spec.mcu).sram_bytes
         raise AvrmpError(
             f"{spec.symbol} needs up to {stack_bound(spec)} bytes of stack besides {data} bytes "
             f"of operands and result, more than {spec.mcu}'s {sram} bytes of SRAM: choose a "
@@ -111,7 +108,7 @@ def _kernel_key(spec: Spec) -> Spec:
     mcu, pc = get_mcu(spec.mcu), return_address_bytes(spec)
     alike = next(m for m in MCUS.values()
                  if (m.has_mul, m.core) == (mcu.has_mul, mcu.core)
-                 and return_address_bytes(dataclasses.replace(spec, mcu=m.name)) == pc)
+                 and return_address_bytes(spec, m.name) == pc)
     return dataclasses.replace(spec, name="", mcu=alike.name)
 
 

@@ -21,7 +21,7 @@ REGENERATE = "regenerate with: "  # how a multi-routine file (avrmp uecc) names 
 
 def spec_fields(lines: list[str]) -> dict[str, str] | None:
     """The fields of the one spec line among lines, as written (None: no spec line, or a file of
-    several routines)."""
+    several routines); an AvrmpError for an unknown field or one given twice."""
     matches = [m for m in map(SPEC_LINE.match, lines) if m]
     if len(matches) != 1 or any(REGENERATE in line for line in lines):
         return None
@@ -29,7 +29,14 @@ def spec_fields(lines: list[str]) -> dict[str, str] | None:
 
 
 def _fields(spec_line: re.Match) -> dict[str, str]:
-    return dict(re.findall(r"(\w+)=(\S+)", spec_line["fields"]))
+    pairs = re.findall(r"(\w+)=(\S+)", spec_line["fields"])
+    keys = [k for k, _ in pairs]
+    if unknown := [k for k in keys if k not in SPEC_FIELDS]:
+        raise AvrmpError(f"the spec line has an unknown field {unknown[0]!r} (avrmp writes "
+                         f"{', '.join(sorted(SPEC_FIELDS))})")
+    if twice := [k for k in keys if keys.count(k) > 1]:
+        raise AvrmpError(f"the spec line gives {twice[0]} twice")
+    return dict(pairs)
 
 
 def spec_from_header(lines: list[str], path: Path) -> Spec:
@@ -43,13 +50,10 @@ def spec_from_header(lines: list[str], path: Path) -> Spec:
                        "the command that wrote it")
         raise AvrmpError(f"{path} holds {len(matches)} routines, not one: make it again with "
                          f"{command}")
-    fields = _fields(matches[0])
-    named = re.findall(r"(\w+)=", matches[0]["fields"])
-    if unknown := [k for k in named if k not in SPEC_FIELDS]:
-        raise AvrmpError(f"{path}: the spec line has an unknown field {unknown[0]!r}: rebuild "
-                         "takes a .S written by avrmp gen")
-    if twice := [k for k in named if named.count(k) > 1]:
-        raise AvrmpError(f"{path}: the spec line gives {twice[0]} twice")
+    try:
+        fields = _fields(matches[0])
+    except AvrmpError as e:
+        raise AvrmpError(f"{path}: {e}") from None
     fields.pop("length", None)  # "run-time argument": the code is the same for every length
     try:
         if "bits" not in fields:
@@ -76,15 +80,13 @@ def rebuild(path: Path) -> Routine:
     record = None if spec.target == "arm7tdmi" else recorded_choices(lines, path)
     try:
         return generate(spec, record=record)
-    except StaleChoices as e:
-        raise AvrmpError(f"{path}: its recorded choices do not fit its spec line ({e.detail}): "
-                         "one of them was edited, or another avrmp version wrote the file; "
-                         "generate it again with avrmp gen") from None
+    except (StaleChoices, *BROKEN_RECORD_ERRORS) as e:  # an edited or an older record
+        detail = e.detail if isinstance(e, StaleChoices) else f"{type(e).__name__}: {e}"
+        raise AvrmpError(f"{path}: its recorded choices do not fit its spec line ({detail}): "
+                         "the spec line or the choices were edited, or another avrmp version "
+                         "wrote the file; generate it again with avrmp gen") from None
     except AvrmpError as e:  # e.g. a spec line edited to options gen would refuse
         raise AvrmpError(f"{path}: {e}") from None
-    except BROKEN_RECORD_ERRORS as e:  # an edited choice the builders were never meant to take
-        raise AvrmpError(f"{path}: its recorded choices do not fit its spec ({type(e).__name__}: "
-                         f"{e}); generate it again with avrmp gen") from None
 
 
 def recorded_choices(lines: list[str], path: Path) -> list:

@@ -23,10 +23,13 @@ class StaleChoices(AvrmpError):
     """Recorded choices that do not fit the generator (recorded by another version); `detail`
     says where they stop fitting."""
 
-    def __init__(self, detail: str) -> None:
-        self.detail = detail
-        super().__init__(f"recorded choices do not fit this generator: {detail}: regenerate "
-                         "without them (avrmp gen --tune)")
+    @property
+    def detail(self) -> str:
+        return str(self.args[0])
+
+    def __str__(self) -> str:
+        return (f"recorded choices do not fit this generator: {self.detail}: regenerate "
+                "without them (avrmp gen --tune)")
 
 
 # What replaying a hand-edited or corrupted record can raise besides StaleChoices: the builders

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..errors import AvrmpError
 from ..progress import progress_bar
-from ..spec import operand_count, result_bytes
+from ..spec import data_bytes, operand_count, result_bytes
 from ..target.avr.parts import MCUS, get_mcu
 from .inputs import DEFAULT_TESTS, check_tests, oracle, random_layout, test_operands
 from .simulator import Call, Layout, Measurement, run_batch
@@ -208,20 +208,22 @@ def require_sram(op: str, nbytes: int, mcu: str) -> None:
     part = get_mcu(mcu)
     roomier = [m.name for m in sorted(MCUS.values(), key=lambda m: m.sram_bytes)
                if m.simulated and m.core == part.core and m.pc_bytes == part.pc_bytes
-               and m.has_mul >= part.has_mul and sram_fits(op, nbytes, m.name)]
-    hint = (f"verify it with --mcu {roomier[0]}, which runs {mcu}'s code with the same timing"
+               and m.has_mul >= part.has_mul and m.flash_bytes >= part.flash_bytes
+               and sram_fits(op, nbytes, m.name)]
+    hint = (f"give --mcu {roomier[0]}, which runs {mcu}'s code with the same timing"
             if roomier else "choose a smaller size")
     raise AvrmpError(f"--bits {8 * nbytes}: the test load takes {sram_need(op, nbytes)} bytes "
                      f"of SRAM for one call (operands and result, a guard around each, the "
                      f"stack), more than {mcu}'s {part.sram_bytes}: {hint}")
 
 
-def sram_need(op: str, nbytes: int, stack_reserve: int = 96) -> int:
+STACK_RESERVE = 96  # the runner's allowance for the stack (a conservative estimate)
+
+
+def sram_need(op: str, nbytes: int) -> int:
     """The SRAM the runner takes for one call: the operands and result, a 16-byte guard around
-    each, and `stack_reserve` bytes for the stack (a conservative estimate of its layout)."""
-    n_inputs = operand_count(op)
-    return (n_inputs * nbytes + result_bytes(op, nbytes) + stack_reserve
-            + 16 * (n_inputs + 2))
+    each, and STACK_RESERVE bytes for the stack."""
+    return data_bytes(op, nbytes) + 16 * (operand_count(op) + 2) + STACK_RESERVE
 
 
 def sram_fits(op: str, nbytes: int, mcu: str) -> bool:

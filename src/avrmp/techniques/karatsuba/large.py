@@ -55,6 +55,8 @@ from .passes import MID_RETURN, absdiff_kept, emit_sub_absdiff, interleavable, l
 from .sqr import fixed_square, structures
 
 LEAF_MAX = 32  # fixed-size routines exist up to 32 bytes (256 bits)
+HALVING_SIZES = (f"a size that halves evenly down to a leaf of 72 (squaring: 64) to "
+                 f"{8 * LEAF_MAX} bits that the fixed-size routine builds")  # large_levels
 POOL = [*range(2, 24)]  # r24:r25 and r0:r1 hold parked pointers in the memory passes
 ABSDIFF_POOL = [*range(26)]  # no pointer is parked while the differences are formed
 FRAME_PTRS = 6
@@ -445,11 +447,8 @@ def large_kernel(n: int, op: str, variant: str, choices: Choices, levels: int | 
     number (by the branch-free build's cost; a NOP-balanced branch costs the same)."""
     options = large_levels(n, op)
     if not options:
-        raise AvrmpError(
-            f"--bits {8 * n}: large Karatsuba needs a size that halves evenly down to a "
-            f"{72 if op == 'mul' else 64}..256-bit leaf (for example 384, 512, 768, 1024, 1536, "
-            f"2048 bits)"
-        )
+        raise AvrmpError(f"--bits {8 * n}: large Karatsuba needs {HALVING_SIZES} (for "
+                         "example 384, 512, 768, 1024, 1536, 2048 bits)")
     if levels is not None and levels not in options:
         raise AvrmpError(
             f"--levels {levels}: above 256 bits --levels counts the memory levels (called "
@@ -500,22 +499,22 @@ def karatsuba_sqr_any(n: int, variant: str, choices: Choices, levels: int | None
         return large_kernel(n, "sqr", variant, choices, levels, ret_bytes)
     if not structures(n):  # odd, above a plain square and not halving into bases
         raise AvrmpError(f"--bits {8 * n}: Karatsuba squaring up to {8 * LEAF_MAX} bits does not "
-                         f"build {', '.join(map(str, odd_squares()))} bits (odd byte counts that "
+                         f"build {', '.join(map(str, unbuilt_square_bits()))} bits (odd byte counts that "
                          f"do not halve into its bases): choose {8 * n + 8} bits or --algo "
                          "product-scanning")
     return fixed_square(n, choices, levels)
 
 
-def odd_squares() -> list[int]:
+def unbuilt_square_bits() -> list[int]:
     """The sizes in bits up to the largest leaf that Karatsuba squaring does not build."""
     return [8 * m for m in range(2, LEAF_MAX + 1) if not structures(m)]
 
 
 def sqr_limits() -> str:
-    """What `avrmp list` says of the sizes and variants beyond the algorithm's range."""
-    return (f"sqr: branchfree only, not {', '.join(map(str, odd_squares()))} bits; above "
-            f"{8 * LEAF_MAX} bits, mul and sqr build the sizes that halve evenly down to a leaf "
-            f"of at most {8 * LEAF_MAX} bits (mul runs other sizes on zero-padded operands)")
+    """What `avrmp list` adds to the algorithm's sizes and variants."""
+    return (f"sqr: branchfree only, not {', '.join(map(str, unbuilt_square_bits()))} bits; "
+            f"above {8 * LEAF_MAX} bits, {HALVING_SIZES} (mul runs other sizes on zero-padded "
+            "operands)")
 
 
 LEAF_STACK = 128  # bound on a fixed-size leaf's frame (the 256-bit multiplication leaf: 112)
