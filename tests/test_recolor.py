@@ -1,7 +1,10 @@
 """The exact recolouring of allocated code (regalloc/recolor.py): MOV pairs become MOVWs, MOVs that
 only moved a value vanish, and the renamed code computes the same as before."""
 
+import ctypes
 import itertools
+import signal
+import sys
 
 import pytest
 
@@ -116,3 +119,21 @@ def test_a_recorded_colouring_that_does_not_fit_is_refused():
     clash = colours[0] * len(colours)  # every value in one register
     with pytest.raises(ColouringMismatch):
         recolor(items, POOL, LIVE_AT_END, clash)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads glibc's sigaction")
+def test_the_solver_leaves_the_sigint_handler_alone():
+    """Python's SIGINT handler, as the C library holds it, is the same after a solve: Ctrl-C in
+    a search ends avrmp in one line (status 130) rather than killing it or being ignored."""
+    libc = ctypes.CDLL(None)
+
+    def handler() -> int:
+        action = ctypes.create_string_buffer(256)  # struct sigaction: the handler comes first
+        assert libc.sigaction(signal.SIGINT, None, action) == 0
+        return ctypes.c_void_p.from_buffer(action).value or 0
+
+    before = handler()
+    items = program(("clr", 10), ("mul", 26, 27), ("mov", 5, 0), ("mov", 6, 1),
+                    ("add", 5, 10), ("std", Mem("Z", disp=0), 5), ("std", Mem("Z", disp=1), 6))
+    assert find_colours(items, POOL, LIVE_AT_END)
+    assert handler() == before

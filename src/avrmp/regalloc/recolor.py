@@ -189,6 +189,9 @@ def solve(problem: Problem) -> dict | None:
     solver.parameters.num_workers = 1
     solver.parameters.max_deterministic_time = WORK_LIMIT
     solver.parameters.random_seed = 1
+    # Left to its default, the solver installs its own SIGINT handler (and then SIG_DFL) behind
+    # Python's back: Ctrl-C would kill avrmp without a word, or be swallowed
+    solver.parameters.catch_sigint_signal = False
     try:
         status = solver.Solve(m)
     except IndexError:  # OR-Tools 9.15's presolve fails on a few hints: solve without them
