@@ -355,6 +355,16 @@ def test_tune_into_a_new_folder(tmp_path, capsys) -> None:
     assert status == 0 and table.exists()
 
 
+def test_a_linked_output_is_written_through_its_link(tmp_path, capsys) -> None:
+    """A --table (or any output) that is a symbolic link: the file it points to gets the new
+    text and the link stays a link."""
+    real, link = tmp_path / "real.json", tmp_path / "link.json"
+    real.write_text("{}\n")
+    link.symlink_to(real.name)
+    status, _, _ = run(["tune", "add", "--bits", "32", "--table", link], capsys)
+    assert status == 0 and link.is_symlink() and "add 32 ripple" in real.read_text()
+
+
 def test_output_check_leaves_no_folder(tmp_path) -> None:
     require_writable(tmp_path / "a" / "b", folder=True)
     require_writable(tmp_path / "c" / "file.json")

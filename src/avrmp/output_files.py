@@ -56,7 +56,9 @@ def write_all(files: dict[Path, str | bytes]) -> None:
     """Write several files so that either all of them appear or none, and a file that was
     there before is either replaced or left as it was: each goes to a temporary file first (mode
     0666 less the umask, like any file the user creates), then all are renamed, the files they
-    replace kept aside until every rename has worked."""
+    replace kept aside until every rename has worked.  A path that is a symbolic link is written
+    through it: the file it points to gets the text, the link stays."""
+    files = {Path(os.path.realpath(p)) if p.is_symlink() else p: t for p, t in files.items()}
     temps: list[tuple[str, Path]] = []
     replaced: list[tuple[Path, str | None]] = []  # (path, its former content's name, if any)
     current = next(iter(files), Path("."))
