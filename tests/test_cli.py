@@ -327,11 +327,18 @@ def test_rebuild_names_what_is_wrong_with_an_edited_spec_line(edit, needle, tmp_
         assert_one_error(status, err, str(asm), needle)
 
 
-@pytest.mark.parametrize("content", ["[1, 2]", '{"mul 32 product-scanning branchfree": 5}'])
-def test_tune_refuses_a_malformed_table(content, tmp_path, capsys) -> None:
+@pytest.mark.parametrize("missing", [["--missing"], []])
+@pytest.mark.parametrize("content", ["[1, 2]", '{"mul 32 product-scanning branchfree": 5}',
+                                     "not json"])
+def test_tune_refuses_a_malformed_table(content, missing, tmp_path, capsys,
+                                        monkeypatch) -> None:
+    """Before it searches: the search's result would have nowhere to go."""
+    import avrmp.routine.tune
+
+    monkeypatch.setattr(avrmp.routine.tune, "search", lambda *_: pytest.fail("searched"))
     table = tmp_path / "t.json"
     table.write_text(content)
-    status, _, err = run(["tune", "mul", "--bits", "32", "--missing", "--table", table], capsys)
+    status, _, err = run(["tune", "mul", "--bits", "32", *missing, "--table", table], capsys)
     assert_one_error(status, err, "cannot read the tuned table", "give another --table")
     assert table.read_text() == content
 
@@ -363,6 +370,25 @@ def test_a_linked_output_is_written_through_its_link(tmp_path, capsys) -> None:
     link.symlink_to(real.name)
     status, _, _ = run(["tune", "add", "--bits", "32", "--table", link], capsys)
     assert status == 0 and link.is_symlink() and "add 32 ripple" in real.read_text()
+
+
+@pytest.mark.parametrize("argv, blocked", [
+    (["best", "add", "--bits", "64"], "avrmp_add64_ripple.S"),
+    (["best", "add", "--bits", "64", "--name", "f"], "f.h"),
+    (["uecc", "--sizes", "4"], "avrmp_uecc.S"),
+])
+def test_an_output_file_that_cannot_be_written_is_refused_before_the_run(argv, blocked, tmp_path,
+                                                                          capsys,
+                                                                          monkeypatch) -> None:
+    import avrmp.cli
+    import avrmp.library.uecc
+
+    monkeypatch.setattr(avrmp.cli, "pick", lambda *_, **__: pytest.fail("ran"))
+    monkeypatch.setattr(avrmp.library.uecc, "choose", lambda *_, **__: pytest.fail("ran"))
+    (tmp_path / blocked).mkdir()
+    status, out, err = run([*argv, "-o", tmp_path], capsys)
+    assert_one_error(status, err, "is a directory")
+    assert out == ""
 
 
 def test_output_check_leaves_no_folder(tmp_path) -> None:

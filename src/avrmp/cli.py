@@ -479,10 +479,11 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     routine = rebuild(args.file)
     dialect = "avrasm2" if args.file.suffix == DIALECTS["avrasm2"] else "gnu"
     text = routine.text(dialect)
-    if header_path(routine, args.out).resolve() == args.file.resolve():
+    if header_path(routine.spec, args.out).resolve() == args.file.resolve():
         raise AvrmpError(f"-o would overwrite {args.file} with the routine's C header: choose "
                          "another output folder")
-    if asm_path(routine, args.out, dialect).resolve() == args.file.resolve() and text != original:
+    if (asm_path(routine.spec, args.out, dialect).resolve() == args.file.resolve()
+            and text != original):
         raise AvrmpError(f"{args.file} differs from the routine its header makes, and -o would "
                          "overwrite it: choose another output folder")
     try:  # its choices may have been edited: wrong code is never written
@@ -525,8 +526,11 @@ def cmd_best(args: argparse.Namespace) -> int:
         raise AvrmpError(f"--max-stack {args.max_stack}: must be 0 or more")
     _avr_operand_bytes(args)
     candidates = requests(args.op, args.bits, args.mcu, args.branched)
-    dataclasses.replace(candidates[0], name=args.name or "")  # Spec checks the name, before the run
     require_writable(args.out, folder=True)
+    for spec in candidates:  # (Spec checks the name) whichever is chosen, before the run
+        named = dataclasses.replace(spec, name=args.name or "")
+        for path in (asm_path(named, args.out), header_path(named, args.out)):
+            require_writable(path)
     best, found = pick(candidates, args.max_flash, args.max_stack, progress=True)
     print(f"{'candidate':46} {'core':>8} {'ABI':>8} {'bytes':>7} {'stack':>6}")
     for c in found:

@@ -150,6 +150,7 @@ def make_drop_in(out: Path, sizes: list[int], mcu: str, max_flash: int | None, t
                          f"fit {mcu}'s SRAM beside the test harness, so it could not be "
                          "verified: choose smaller sizes or a larger part")
     require_writable(out, folder=True)
+    require_writable(Path(out) / DROP_IN_FILE)
     chosen = {op: [choose(op, w, mcu, max_flash, progress) for w in sizes] for op in ENTRY}
     text = drop_in(chosen, mcu, command)
     with tempfile.TemporaryDirectory(prefix="avrmp-uecc-") as tmp:

@@ -24,6 +24,7 @@ def tune(specs: Sequence[Spec], path: Path = table.TABLE, jobs: int = 1,
     """Search every spec (one key once) and add the decisions to the table at path, saving as
     results come in so that an interrupted run keeps what it found; jitter: jittered
     allocations tried per block (see karatsuba/search.py)."""
+    table.require_readable(path)
     unique = list({table_key(s): s for s in specs}.values())
     found: dict[str, list[Decision]] = {}
     bar = progress_bar(enabled=progress, total=len(unique), desc="tune", unit="routine")

@@ -39,6 +39,13 @@ def _unreadable(path: Path, why: str) -> AvrmpError:
     return AvrmpError(f"cannot read the tuned table {path}: {why}: {fix}")
 
 
+def require_readable(path: Path = TABLE) -> None:
+    """An AvrmpError now if the table at path exists but cannot be read: before a search whose
+    results would go into it, not after."""
+    _load.cache_clear()
+    _load(path)
+
+
 def lookup(key: str, path: Path = TABLE) -> list[Decision] | None:
     """The recorded decisions for a build, or None if the table has none."""
     entry = _load(path).get(key)
