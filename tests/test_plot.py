@@ -58,3 +58,12 @@ def test_a_table_of_another_part_leaves_out_the_atmega128_comparisons() -> None:
     other = markdown([dataclasses.replace(row, mcu="atmega328p")])
     assert other.startswith("Measured on atmega328p:") and "OsEID): 4512" not in other
     assert other.splitlines()[4].endswith("|  |  |")
+
+
+def test_a_row_measured_on_another_part_carries_no_atmega128_figures() -> None:
+    """bench --json as its table: no papers' or records' figures beside another part's cycles."""
+    from avrmp.bench.measure import measure
+    from avrmp.spec import Spec
+
+    assert measure(Spec("mul", 64, "product-scanning"), tests=1).references
+    assert measure(Spec("mul", 64, "product-scanning", mcu="attiny85"), tests=1).references == []

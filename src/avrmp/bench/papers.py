@@ -67,7 +67,11 @@ _add("sqr", "rps", None, "seed003 (karatsubarized)", {1024: 48000})
 _add("mul", "rps", None, "seed001 T4 operand caching (unrolled)",
      {160: 2395, 192: 3469, 256: 6123, 512: 24317, 1024: 96933, 2048: 387195})
 
+RECORDS_MCU = "atmega128"  # the part the records and the papers' tables were measured on
+
+
 def references(op: str, algo: str, variant: str, bits: int) -> list[tuple[str, int, int | None]]:
+    """The papers' and the records' figures beside a routine measured on RECORDS_MCU."""
     return REFERENCES.get((op, algo, variant, bits), []) + REFERENCES.get((op, algo, None, bits), [])
 
 

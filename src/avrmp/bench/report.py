@@ -11,7 +11,7 @@ from pathlib import Path
 from ..errors import AvrmpError
 from ..output_files import write_atomic
 from .measure import Row
-from .papers import ratio_to_public
+from .papers import RECORDS_MCU, ratio_to_public
 
 
 def _ref_text(row: Row) -> str:
@@ -19,7 +19,6 @@ def _ref_text(row: Row) -> str:
                      for r in row.references)
 
 
-RECORDS_MCU = "atmega128"  # the part the records and the papers' tables were measured on
 RATIO_NOTE = ("Against the best public code: our cycles over the strongest public record at the "
               "size (OsEID, Hutter-Schwabe), core or ABI cycles as the record gives them; below 1 "
               "is faster.")
