@@ -904,7 +904,7 @@ def main(argv: list[str] | None = None) -> int:
         return COMMANDS[args.command](args)
     except AvrmpError as e:
         print(f"avrmp: error: {one_line(str(e))}", file=sys.stderr)
-        return 2
+        return e.status
     except (KeyboardInterrupt, Terminated) as stop:
         return stopped(stop)
     finally:

@@ -8,7 +8,16 @@ import sys
 
 
 class AvrmpError(Exception):
-    """A problem the user can fix; the CLI prints it on one line and exits with status 2."""
+    """A problem the user can fix; the CLI prints it on one line and exits with `status`."""
+
+    status = 2  # bad input to the command
+
+
+class RoutineFailed(AvrmpError):
+    """The routine under test computes a wrong result or crashes (status 1, as a failed
+    verification)."""
+
+    status = 1
 
 
 class Terminated(BaseException):

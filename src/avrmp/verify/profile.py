@@ -18,7 +18,7 @@ from pathlib import Path
 
 from elftools.elf.elffile import ELFFile
 
-from ..errors import AvrmpError
+from ..errors import AvrmpError, RoutineFailed
 from ..spec import operand_count, result_bytes
 from .inputs import oracle
 from .simulator import Call, run_batch
@@ -102,9 +102,9 @@ def profile_firmware(fw: Firmware, asm: Path, op: str, nbytes: int, seed: int | 
     operands = tuple(rng.randbytes(nbytes) for _ in range(operand_count(op)))
     (m,) = run_batch(fw, [Call(operands, result_bytes(op, nbytes), int_args, profile=True)])
     if m.error:
-        raise AvrmpError(f"the routine failed in the simulator: {m.error}")
+        raise RoutineFailed(f"the routine failed in the simulator: {m.error}")
     if m.result != oracle(op, nbytes, operands):
-        raise AvrmpError(f"the routine's result is wrong on the profiled input (seed {seed}): "
+        raise RoutineFailed(f"the routine's result is wrong on the profiled input (seed {seed}): "
                          "check it with avrmp verify (a run-time length needs --len-arg)")
     phases = phase_of_lines(asm.read_text(errors="replace"))
     addrs, lines = line_table(fw.elf, asm.name)
