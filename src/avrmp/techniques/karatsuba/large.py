@@ -498,10 +498,10 @@ def karatsuba_sqr_any(n: int, variant: str, choices: Choices, levels: int | None
     if is_large(n):
         return large_kernel(n, "sqr", variant, choices, levels, ret_bytes)
     if not structures(n):  # odd, above a plain square and not halving into bases
+        unbuilt = ", ".join(map(str, unbuilt_square_bits()))
         raise AvrmpError(f"--bits {8 * n}: Karatsuba squaring up to {8 * LEAF_MAX} bits does not "
-                         f"build {', '.join(map(str, unbuilt_square_bits()))} bits (odd byte counts that "
-                         f"do not halve into its bases): choose {8 * n + 8} bits or --algo "
-                         "product-scanning")
+                         f"build {unbuilt} bits (odd byte counts that do not halve into its "
+                         f"bases): choose {8 * n + 8} bits or --algo product-scanning")
     return fixed_square(n, choices, levels)
 
 
