@@ -187,10 +187,16 @@ def test_the_load_drives_every_byte_pair_to_its_extreme(n) -> None:
 
 def test_routine_too_deep_beside_the_buffers_is_named(tmp_path, capsys) -> None:
     """A 640-bit looped operand-caching routine fits the ATtiny85's 512 bytes of SRAM on its own,
-    but its stack and an interrupt frame do not fit above the harness's buffers: verify says so
-    instead of suspecting SP."""
+    but its stack and an interrupt frame do not fit above the harness's buffers.  Its spec line
+    gives its stack: verify refuses the part before the run and names one with room; a routine
+    avrmp did not write runs, and the interrupt that reaches the buffers is named."""
     spec = Spec("mul", 640, "operand-caching", looped=True, mcu="attiny85")
     asm, _ = write_routine(generate(spec), tmp_path)
-    status, _, err = verify(capsys, asm, spec.symbol, "--bits", "640", "--op", "mul", "--mcu",
-                            "attiny85", "--tests", "0")
+    argv = (spec.symbol, "--bits", "640", "--op", "mul", "--mcu", "attiny85", "--tests", "0")
+    status, _, err = verify(capsys, asm, *argv)
+    assert status == 2 and "give --mcu atmega328p" in err, err
+    assert verify(capsys, asm, *argv[:-4], "--mcu", "atmega328p", "--tests", "0")[0] == 0
+    unsigned = tmp_path / "plain.S"
+    unsigned.write_text(asm.read_text().replace("; spec:", "; was:"))
+    status, _, err = verify(capsys, unsigned, *argv)
     assert status == 1 and "too little SRAM above them" in err, err

@@ -41,7 +41,7 @@ from .library.bundle import DEFAULT_SIZES, FAMILIES, make_bundle
 from .library.uecc import DROP_IN_FILE, ENTRY, UECC_FLAGS, UECC_SIZES, make_drop_in
 from .output_files import require_writable, write_atomic
 from .routine.files import DIALECTS, asm_path, header_path, write_routine
-from .routine.generate import generate, table_key
+from .routine.generate import generate, stack_bound, table_key
 from .routine.rebuild import rebuild, spec_fields, spec_from_header
 from .routine.tune import tune, untuned
 from .routine.wrapper import signature
@@ -56,7 +56,7 @@ from .verify.arm_checks import verify_arm
 from .verify.checks import require_sram, verify_file
 from .verify.generated import verify_generated
 from .verify.host64 import verify_host, write_host_source
-from .verify.inputs import DEFAULT_TESTS, check_tests
+from .verify.inputs import DEFAULT_TESTS, INTERRUPT_ROOM, check_tests
 from .verify.profile import format_profile, profile_firmware
 from .verify.toolchain import build_firmware
 
@@ -687,6 +687,15 @@ def _require_spec_agrees(args: argparse.Namespace, head: list[str]) -> None:
                              f"give --mcu {made.mcu}")
 
 
+def _stack_room(args: argparse.Namespace, head: list[str]) -> int | None:
+    """The stack one call of a routine avrmp wrote may take (stack_bound) and an interrupt's frame
+    below it; None for a routine avrmp did not write."""
+    try:
+        return stack_bound(spec_from_header(head, args.file)) + INTERRUPT_ROOM
+    except AvrmpError:
+        return None
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     head = _simulated_input(args)
     if args.target == "arm7tdmi" and _written_for(head) == "avr":
@@ -703,7 +712,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         report = verify_file(args.file, args.symbol, args.op, nbytes, args.mcu,
                              args.variant, args.tests, Path(tmp), len_arg=args.len_arg,
                              seed=args.seed, interrupts=not args.no_interrupts,
-                             progress=True)
+                             progress=True, stack=_stack_room(args, head))
     interrupts = (f"an interrupt after every instruction on {report.interrupt_inputs} inputs"
                   if not args.no_interrupts else "interrupts skipped (--no-interrupts)")
     summary = (f"{args.symbol}: {report.inputs} inputs (seed {report.seed}), {interrupts}; "
@@ -727,7 +736,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
         raise AvrmpError(f"{args.file} is an ARM7TDMI routine: profile runs AVR routines in "
                          "simavr (avrmp verify --target arm7tdmi times ARM ones)")
     nbytes = _avr_operand_bytes(args)
-    require_sram(args.op, nbytes, args.mcu)
+    require_sram(args.op, nbytes, args.mcu, _stack_room(args, head))
     with tempfile.TemporaryDirectory(prefix="avrmp-") as tmp:
         fw = build_firmware(args.file, args.symbol, args.mcu, Path(tmp))
         prof = profile_firmware(fw, args.file, args.op, nbytes, args.seed,

@@ -190,9 +190,11 @@ def _probe(fw: Firmware, op: str, nbytes: int,
 
 def verify_file(asm: Path, symbol: str, op: str, nbytes: int, mcu: str, variant: str, tests: int,
                 workdir: Path, len_arg: bool = False, seed: int | None = None,
-                interrupts: bool = True, progress: bool = False) -> Report:
-    """`len_arg`: the routine takes the operand length in bytes after the pointers (uint16_t)."""
-    require_sram(op, nbytes, mcu)
+                interrupts: bool = True, progress: bool = False, stack: int | None = None
+                ) -> Report:
+    """`len_arg`: the routine takes the operand length in bytes after the pointers (uint16_t);
+    `stack`: the stack room a call needs, where it is known (sram_need)."""
+    require_sram(op, nbytes, mcu, stack)
     check_tests(tests)
     fw = build_firmware(asm, symbol, mcu, workdir)
     return verify_firmware(fw, op, nbytes, variant, tests, seed,
@@ -200,32 +202,34 @@ def verify_file(asm: Path, symbol: str, op: str, nbytes: int, mcu: str, variant:
                            progress=progress)
 
 
-def require_sram(op: str, nbytes: int, mcu: str) -> None:
+def require_sram(op: str, nbytes: int, mcu: str, stack: int | None = None) -> None:
     """AvrmpError unless one call fits `mcu`'s SRAM (sram_fits); the error names the part with
     the least SRAM that has room and runs the same code with the same timing."""
-    if sram_fits(op, nbytes, mcu):
+    if sram_fits(op, nbytes, mcu, stack):
         return
     part = get_mcu(mcu)
     roomier = [m.name for m in sorted(MCUS.values(), key=lambda m: m.sram_bytes)
                if m.simulated and m.core == part.core and m.pc_bytes == part.pc_bytes
                and m.has_mul >= part.has_mul and m.flash_bytes >= part.flash_bytes
-               and sram_fits(op, nbytes, m.name)]
+               and sram_fits(op, nbytes, m.name, stack)]
     hint = (f"give --mcu {roomier[0]}, which runs {mcu}'s code with the same timing"
             if roomier else "choose a smaller size")
-    raise AvrmpError(f"--bits {8 * nbytes}: the test load takes {sram_need(op, nbytes)} bytes "
+    raise AvrmpError(f"--bits {8 * nbytes}: the test load takes {sram_need(op, nbytes, stack)} bytes "
                      f"of SRAM for one call (operands and result, a guard around each, the "
                      f"stack), more than {mcu}'s {part.sram_bytes}: {hint}")
 
 
-STACK_RESERVE = 96  # the runner's allowance for the stack (a conservative estimate)
+STACK_RESERVE = 96  # the runner's allowance for the stack where the routine's is not known
 
 
-def sram_need(op: str, nbytes: int) -> int:
+def sram_need(op: str, nbytes: int, stack: int | None = None) -> int:
     """The SRAM the runner takes for one call: the operands and result, a 16-byte guard around
-    each, and STACK_RESERVE bytes for the stack."""
-    return data_bytes(op, nbytes) + 16 * (operand_count(op) + 2) + STACK_RESERVE
+    each, and `stack` bytes (the routine's stack and an interrupt's frame; None: at least
+    STACK_RESERVE)."""
+    room = max(STACK_RESERVE, stack or 0)
+    return data_bytes(op, nbytes) + 16 * (operand_count(op) + 2) + room
 
 
-def sram_fits(op: str, nbytes: int, mcu: str) -> bool:
+def sram_fits(op: str, nbytes: int, mcu: str, stack: int | None = None) -> bool:
     """Whether the runner can place one call in `mcu`'s SRAM (sram_need)."""
-    return sram_need(op, nbytes) <= get_mcu(mcu).sram_bytes
+    return sram_need(op, nbytes, stack) <= get_mcu(mcu).sram_bytes
