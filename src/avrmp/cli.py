@@ -527,10 +527,9 @@ def cmd_best(args: argparse.Namespace) -> int:
     _avr_operand_bytes(args)
     candidates = requests(args.op, args.bits, args.mcu, args.branched)
     require_writable(args.out, folder=True)
-    for spec in candidates:  # (Spec checks the name) whichever is chosen, before the run
-        named = dataclasses.replace(spec, name=args.name or "")
-        for path in (asm_path(named, args.out), header_path(named, args.out)):
-            require_writable(path)
+    named = [dataclasses.replace(s, name=args.name or "") for s in candidates]  # (Spec checks it)
+    for path in dict.fromkeys(f(s, args.out) for s in named for f in (asm_path, header_path)):
+        require_writable(path)  # whichever is chosen, before the run
     best, found = pick(candidates, args.max_flash, args.max_stack, progress=True)
     print(f"{'candidate':46} {'core':>8} {'ABI':>8} {'bytes':>7} {'stack':>6}")
     for c in found:

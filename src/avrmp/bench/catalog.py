@@ -12,6 +12,7 @@ from ..target.avr.parts import DEFAULT_MCU, get_mcu
 from ..techniques.karatsuba.large import large_levels
 from ..techniques.karatsuba.mul import fixed_mul_levels
 from ..techniques.registry import ALGORITHMS
+from ..verify.checks import guarded_buffer_bytes
 
 # The benchmark's default catalog: (op, algo, variant, sizes in bits).
 # An optional fifth field True marks a looped routine (Spec.looped).
@@ -96,7 +97,7 @@ def runs_on_mcu(spec: Spec) -> bool:
     """Whether the routine fits the MCU: operand buffers (with the runner's guards) plus stack in
     SRAM, and the generated code in flash (and in RCALL reach for the no-MUL subroutine)."""
     mcu = get_mcu(spec.mcu)
-    buffers = spec.result_bytes + spec.n_inputs * spec.operand_bytes + 16 * (spec.n_inputs + 2)
+    buffers = guarded_buffer_bytes(spec.op, spec.operand_bytes)
     if buffers + 48 + stack_bound(spec) > mcu.sram_bytes:  # 48: the runner's own stack
         return False
     try:

@@ -222,12 +222,16 @@ def require_sram(op: str, nbytes: int, mcu: str, stack: int | None = None) -> No
 STACK_RESERVE = 96  # the runner's allowance for the stack where the routine's is not known
 
 
+def guarded_buffer_bytes(op: str, nbytes: int) -> int:
+    """The runner's buffers for one call: the operands and the result, with a 16-byte guard
+    before each and after the last."""
+    return data_bytes(op, nbytes) + 16 * (operand_count(op) + 2)
+
+
 def sram_need(op: str, nbytes: int, stack: int | None = None) -> int:
-    """The SRAM the runner takes for one call: the operands and result, a 16-byte guard around
-    each, and `stack` bytes (the routine's stack and an interrupt's frame; None: at least
-    STACK_RESERVE)."""
-    room = max(STACK_RESERVE, stack or 0)
-    return data_bytes(op, nbytes) + 16 * (operand_count(op) + 2) + room
+    """The SRAM the runner takes for one call: its guarded buffers and `stack` bytes (the
+    routine's stack and an interrupt's frame; None: at least STACK_RESERVE)."""
+    return guarded_buffer_bytes(op, nbytes) + max(STACK_RESERVE, stack or 0)
 
 
 def sram_fits(op: str, nbytes: int, mcu: str, stack: int | None = None) -> bool:
