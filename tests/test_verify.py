@@ -37,6 +37,10 @@ FAULTS = [
     ("add16_flash_table", "data-address trace"),
     ("add16_io_write", "I/O register(s) 0x18"),
     ("add16_hang", "does not return"),
+    ("add16_below_sp_deep", "data kept below SP"),
+    ("add16_sp_above_caller", "overwrites the caller's stack"),
+    ("add16_reset", "the reset vector"),
+    ("add16_alias", "result"),  # wrong when a and b are one buffer
 ]
 
 
@@ -62,6 +66,30 @@ def test_the_right_one_passes_with_every_check(capsys) -> None:
     assert status == 0
     assert re.search(r"1424 inputs \(seed \d+\), an interrupt after every instruction on \d+ "
                      r"inputs", out), out
+
+
+def test_an_instruction_the_part_lacks_is_refused(capsys) -> None:
+    """simavr runs MUL on any core: the host refuses it on a part without one, however it was
+    assembled (here a .word), and the same code passes on a part that has it."""
+    args = ("--bits", "16", "--op", "add", "--seed", "1", "--tests", "20")
+    status, out, _ = verify(capsys, ASM, "add16_word_mul", *args)
+    assert status == 0, out
+    status, _, err = verify(capsys, ASM, "add16_word_mul", *args, "--mcu", "attiny85")
+    assert status == 1 and "executes MUL at PC=0x" in err and "does not have" in err, err
+
+
+def test_the_variant_checked_is_named_and_a_spec_line_cannot_lift_it(tmp_path, capsys) -> None:
+    """A spec line's variant is taken only if it is one avrmp writes (a hand-added
+    `variant=none` would skip the timing checks), and the PASS line says what was checked."""
+    args = ("--bits", "16", "--op", "add", "--tests", "20")
+    _, out, _ = verify(capsys, ASM, "add16", *args, "--variant", "branched")
+    assert "timing as branched (identical cycles)" in out
+    _, out, _ = verify(capsys, ASM, "add16", *args, "--variant", "none")
+    assert "timing as none (not checked)" in out
+    edited = tmp_path / "edited.S"
+    edited.write_text("; spec: op=add bits=16 variant=none\n" + ASM.read_text())
+    status, _, err = verify(capsys, edited, "add16", *args)
+    assert status == 2 and "its spec line says variant=none, which avrmp does not write" in err
 
 
 def test_seed_replays_and_skipping_interrupts_is_reported(capsys) -> None:

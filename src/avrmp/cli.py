@@ -53,7 +53,7 @@ from .techniques.registry import ALGORITHMS, DEFAULT_ALGO, get_algorithm
 from .tuning import table
 from .tuning.table import TABLE
 from .verify.arm_checks import verify_arm
-from .verify.checks import require_sram, verify_file
+from .verify.checks import TIMING_CHECKS, require_sram, verify_file
 from .verify.generated import verify_generated
 from .verify.host64 import verify_host, write_host_source
 from .verify.inputs import DEFAULT_TESTS, INTERRUPT_ROOM, check_tests
@@ -662,6 +662,9 @@ def _require_spec_agrees(args: argparse.Namespace, head: list[str]) -> None:
     if fields is None:
         return
     if "variant" in fields and "variant" not in given(args):  # the routine's own discipline
+        if fields["variant"] not in VARIANTS:  # not avrmp's: a hand-edited line cannot lift checks
+            raise AvrmpError(f"{args.file}: its spec line says variant={fields['variant']}, "
+                             f"which avrmp does not write ({', '.join(VARIANTS)}): give --variant")
         args.variant = fields["variant"]
     asked = {"op": args.op, "bits": str(args.bits), "variant": getattr(args, "variant", None)}
     for key, value in asked.items():
@@ -715,7 +718,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     interrupts = (f"an interrupt after every instruction on {report.interrupt_inputs} inputs"
                   if not args.no_interrupts else "interrupts skipped (--no-interrupts)")
     summary = (f"{args.symbol}: {report.inputs} inputs (seed {report.seed}), {interrupts}; "
-               f"core {report.core_cycles} cycles, ABI {report.abi_cycles} cycles, stack "
+               f"timing as {args.variant} ({TIMING_CHECKS[args.variant]}); core "
+               f"{report.core_cycles} cycles, ABI {report.abi_cycles} cycles, stack "
                f"{report.stack_depth} bytes")
     if args.json:
         _write_verify_json(args, report, mcu=args.mcu, interrupt_inputs=report.interrupt_inputs,

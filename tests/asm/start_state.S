@@ -206,3 +206,92 @@ add16_io_write:
     .global add16_hang
 add16_hang:
     rjmp add16_hang
+
+; SP = \hi:\lo in the one sequence an interrupt cannot split
+.macro SETSP lo=r28, hi=r29
+    in r0, SREG_IO
+    cli
+    out SPH_IO, \hi
+    out SREG_IO, r0
+    out SPL_IO, \lo
+.endm
+
+; keeps a copy of a[0] 47 bytes below SP for one instruction: deeper than the harness's own
+; handler writes, not deeper than a real one may
+    .global add16_below_sp_deep
+add16_below_sp_deep:
+    push r28
+    push r29
+    in r28, SPL_IO
+    in r29, SPH_IO
+    sbiw r28, 48
+    SETSP
+    LOADS
+    std Y+1, r18            ; the frame's lowest byte
+    adiw r28, 48
+    SETSP                   ; the frame freed, the byte kept
+    nop
+    sbiw r28, 48
+    SETSP
+    ldd r18, Y+1            ; read back
+    adiw r28, 48
+    SETSP
+    SUM add
+    pop r29
+    pop r28
+    ret
+
+; lifts SP 4 bytes above the caller's (its return address popped) with interrupts enabled,
+; written atomically: an interrupt there overwrites the caller's stack
+    .global add16_sp_above_caller
+add16_sp_above_caller:
+    pop r19
+    pop r18
+    in r26, SPL_IO
+    in r27, SPH_IO
+    adiw r26, 4
+    SETSP r26, r27
+    nop
+    sbiw r26, 4
+    SETSP r26, r27
+    push r18
+    push r19
+    LOADS
+    SUM add
+    ret
+
+; "returns" through the reset vector, its return address dropped: SP ends balanced
+    .global add16_reset
+add16_reset:
+    LOADS
+    SUM add
+    pop r0
+    pop r0
+    clr r30
+    clr r31
+    ijmp
+
+; right unless a and b are one buffer, as in f(r, x, x)
+    .global add16_alias
+add16_alias:
+    movw r26, r22
+    sub r26, r20
+    sbc r27, r21
+    or r26, r27             ; zero when the pointers are equal
+    neg r26                 ; C unless zero
+    sbc r26, r26
+    com r26                 ; 0xFF when the pointers are equal, else 0
+    mov r0, r26
+    LOADS
+    add r18, r0
+    SUM add
+    ret
+
+; a MUL encoded by hand, where the assembler would refuse the mnemonic for a part without MUL
+    .global add16_word_mul
+add16_word_mul:
+    LOADS
+    .word 0x9c00            ; mul r0, r0
+    clr r1
+    SUM add
+    ret

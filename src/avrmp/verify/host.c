@@ -4,10 +4,11 @@
  * Usage: avrmp-host FIRMWARE.elf MCU [STACK_TOP] < batch
  *
  * Input (whitespace separated tokens):
- *   AVRMP2 entry done core_begin core_end max_cycles ncalls nops rmax opmax_1..opmax_nops
+ *   AVRMP3 entry done core_begin core_end max_cycles lacks ncalls nops rmax opmax_1..opmax_nops
  *   then per call:
  *   rlen irq_at seed flags sreg sptop r_addr op_addr_1..op_addr_nops nints int_1..int_nints
  *   op_1..op_nops   (ops as hex, "-" when empty)
+ * lacks: 1 = the part has no MUL family, 2 = no JMP/CALL (the host refuses them when run).
  * All numbers are decimal; core_begin/core_end/irq_at are -1 when absent; sptop, r_addr and the
  * op_addrs 0 for the default layout (buffers low in SRAM, SP at STACK_TOP or RAMEND).
  * flags: 1 = fill SRAM outside the operands with random bytes (from seed) instead of zeros;
@@ -113,6 +114,7 @@ typedef struct {
 	long long now;      /* index of the current instruction (0: the harness CALL) */
 	long long *wrote;   /* per address: when the routine last stored there (see written) */
 	long long *clobbered; /* per address: when an interrupt last overwrote it */
+	uint32_t low_written; /* the lowest stack address the routine has stored to */
 	char hazard[200];
 	char bad_read[200]; /* the first load from outside the call's memory, or of an I/O register */
 	int sp_pending;     /* SPL or SPH written by OUT, its partner not yet */
@@ -206,6 +208,8 @@ static inline void rd(trace_t *t, uint32_t a)
 static inline void written(trace_t *t, uint32_t a)
 {
 	t->wrote[a & 0xffff] = 2 * t->now;
+	if (a >= t->buf_end && a < t->low_written)
+		t->low_written = a;
 }
 
 /* ordinary store (ST/STD/STS): allowed in r, or inside the live stack frame above SP */
@@ -441,17 +445,39 @@ static void isr_at_boundary(avr_t *avr, trace_t *t, uint32_t vec_addr, uint32_t 
 			   "half-written)", t->now, low + 1, t->buf_end);
 		return;
 	}
-	if (low + 1 < t->buf_end || sp > t->s0 + 8) {
+	if (low + 1 < t->buf_end || sp > t->s0) {
 		set_hazard(t, "an interrupt after instruction %lld pushes at 0x%04x..0x%04x, outside the "
 			   "stack: SP half-written or the frame too deep", t->now, low + 1, sp);
 		return;
 	}
-	for (uint32_t a = low + 1; a <= sp; a++)
+	/* a real handler may take more stack than the harness's: all the routine stored below
+	 * SP is gone, not only what this one overwrote */
+	for (uint32_t a = t->low_written < low + 1 ? t->low_written : low + 1; a <= sp; a++)
 		t->clobbered[a] = 2 * t->now + 1;
+}
+
+#define LACKS_MUL 1      /* MUL, MULS, MULSU, FMUL, FMULS, FMULSU */
+#define LACKS_JMP_CALL 2 /* JMP and CALL (parts with 8 KB of flash or less) */
+
+/* The name of op if the part lacks it (simavr runs every core's instructions on every part). */
+static const char *lacking_instruction(int lacks, uint16_t op)
+{
+	if (lacks & LACKS_MUL) {
+		if ((op & 0xFC00) == 0x9C00)
+			return "MUL";
+		if ((op & 0xFF00) == 0x0200)
+			return "MULS";
+		if ((op & 0xFF00) == 0x0300)
+			return "MULSU or FMUL";
+	}
+	if ((lacks & LACKS_JMP_CALL) && (op & 0xFE0C) == 0x940C)
+		return "JMP or CALL";
+	return NULL;
 }
 
 typedef struct {
 	uint32_t entry, done, codeend, vec_addr, ramstart, ramend, sptop_default;
+	int lacks; /* LACKS_* bits: instructions the part does not have */
 	long long core_begin, core_end;
 	uint64_t max_cycles;
 	int nops, asz;
@@ -617,6 +643,19 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 			return 1;
 		}
 		uint16_t op = flash16(avr, pc);
+		if (pc < h->entry) {
+			snprintf(r->errbuf, sizeof r->errbuf, "jumped into the vector table (PC=0x%x%s)",
+				 pc, pc ? "" : ", the reset vector: the part restarts");
+			r->err = r->errbuf;
+			return 1;
+		}
+		const char *lacking = lacking_instruction(h->lacks, op);
+		if (lacking) {
+			snprintf(r->errbuf, sizeof r->errbuf, "executes %s at PC=0x%x, which this part "
+				 "does not have", lacking, pc);
+			r->err = r->errbuf;
+			return 1;
+		}
 		t->pc_hash = (t->pc_hash ^ pc) * FNV_PRIME;
 		t->sp = sp_get(avr);
 		t->now = r->ninstr + 1;
@@ -687,6 +726,10 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 		if (t->sp_pending)
 			set_hazard(t, "SP half-written after instruction %lld with interrupts enabled "
 				   "(SPL and SPH set by separate OUTs)", r->ninstr);
+		else if (sp_get(avr) > t->s0)
+			set_hazard(t, "SP is 0x%04x after instruction %lld with interrupts enabled, above "
+				   "the caller's 0x%04x: an interrupt there overwrites the caller's stack",
+				   sp_get(avr), r->ninstr, t->s0);
 		if (c->flags & FLAG_ISR_MODEL)
 			isr_at_boundary(avr, t, h->vec_addr, h->ramend, IRQ_ENABLE_ADDR);
 	}
@@ -807,7 +850,7 @@ static void read_input(void)
 	}
 	inbuf[len] = 0;
 	char *magic = strtok_r(inbuf, " \t\r\n", &tokp);
-	if (!magic || strcmp(magic, "AVRMP2"))
+	if (!magic || strcmp(magic, "AVRMP3"))
 		fatal("bad input header from the Python driver");
 }
 
@@ -820,6 +863,7 @@ static void setup(host_t *h, const char *elf, const char *mcu, const char *top)
 	h->core_begin = next_num();
 	h->core_end = next_num();
 	h->max_cycles = next_num();
+	h->lacks = next_num();
 	h->nops = 0;
 	memset(&fw, 0, sizeof fw);
 	if (elf_read_firmware(elf, &fw) != 0)
@@ -900,6 +944,7 @@ int main(int argc, char **argv)
 		t.bad_seen = h.bad_seen;
 		t.wrote = h.wrote;
 		t.clobbered = h.clobbered;
+		t.low_written = UINT32_MAX;
 		memset(h.wrote, 0, (h.ramend + 1) * sizeof(long long)); /* SRAM is all they mark */
 		memset(h.clobbered, 0, (h.ramend + 1) * sizeof(long long));
 		start_state(&h, &c);

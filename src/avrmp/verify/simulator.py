@@ -18,6 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import AvrmpError
+from ..target.avr.parts import MCUS
 from .toolchain import Firmware
 
 SIM_INSTALL_HINT = "apt-get install simavr libsimavr-dev libelf-dev gcc"
@@ -46,6 +47,11 @@ class Call:
     random_ram: bool = False  # SRAM outside the operands random, not zero
     isr_model: bool = False  # an interrupt after every instruction where one can be taken
     profile: bool = False  # report the cycles spent at each instruction of the core
+
+    @property
+    def shares_operand(self) -> bool:
+        """Two operands in one buffer (f(r, x, x)): reads of b are reads of a."""
+        return self.layout is not None and len(set(self.layout.ops)) < len(self.layout.ops)
 
 
 @dataclass(frozen=True)
@@ -135,15 +141,22 @@ def _batch_text(fw: Firmware, calls: Sequence[Call], max_cycles: int) -> str:
         for i in range(nops)
     ]
     rmax = max((c.result_len for c in calls), default=0)
-    head = ["AVRMP2", fw.entry, fw.done, -1 if fw.core_begin is None else fw.core_begin,
-            -1 if fw.core_end is None else fw.core_end, max_cycles, len(calls), nops, rmax,
-            *opmax]
+    head = ["AVRMP3", fw.entry, fw.done, -1 if fw.core_begin is None else fw.core_begin,
+            -1 if fw.core_end is None else fw.core_end, max_cycles, _lacks(fw.mcu), len(calls),
+            nops, rmax, *opmax]
     lines = [" ".join(str(x) for x in head)]
     for idx, c in enumerate(calls):
         if c.result_len < 0:
             raise AvrmpError(f"call {idx}: result_len must be >= 0")
         lines.append(" ".join(str(x) for x in _call_fields(c, idx, nops)))
     return "\n".join(lines) + "\n"
+
+
+def _lacks(mcu: str) -> int:
+    """The host's LACKS_* bits: instructions simavr would run on `mcu` though the part has
+    none (a part avrmp does not list: no check)."""
+    part = MCUS.get(mcu)
+    return 0 if part is None else (not part.has_mul) | 2 * (not part.has_jmp_call)
 
 
 def _call_fields(c: Call, idx: int, nops: int) -> list:

@@ -18,6 +18,11 @@ class Mcu:
     pc_bytes: int = 2  # bytes of a return address on the stack (3 above 128 KB of flash)
     simulated: bool = True  # simavr models the part: its cycle counts are measured, not modelled
 
+    @property
+    def has_jmp_call(self) -> bool:
+        """JMP and CALL exist on parts with more than 8 KB of flash only."""
+        return self.flash_bytes > 8 * 1024
+
 
 MCUS = {
     m.name: m
