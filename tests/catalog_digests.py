@@ -33,10 +33,12 @@ def spec_key(spec) -> str:
 
 
 def code_only(asm: str) -> str:
-    """The assembly without comments (a `;` starts one), without the lines left empty, and with
-    its local labels renamed .L1, .L2, ... in order of first appearance (a label's name, like a
-    comment, does not change the machine code)."""
-    lines = (line.split(";", 1)[0].rstrip() for line in asm.splitlines())
+    """The assembly without comments (a `;` starts one), without the preprocessor's guards (an
+    #error for another part changes no byte where the routine builds), without the lines left
+    empty, and with its local labels renamed .L1, .L2, ... in order of first appearance (a
+    label's name, like a comment, does not change the machine code)."""
+    lines = (line.split(";", 1)[0].rstrip() for line in asm.splitlines()
+             if not line.startswith("#"))
     text = "\n".join(line for line in lines if line) + "\n"
     names: dict[str, str] = {}
     return LOCAL_LABEL.sub(lambda m: names.setdefault(m[0], f".L{len(names) + 1}"), text)

@@ -92,3 +92,23 @@ def test_the_header_names_what_the_device_needs(spec, device) -> None:
     MUL)."""
     head = generate(spec).avrasm2.split(".cseg")[0]
     assert f"the project's .device {device}" in head
+
+
+@pytest.mark.parametrize("made_for, refused_on, builds_on", [
+    ("atmega128", "m2560def.inc", "m128def.inc"),
+    ("atmega2560", "m128def.inc", "m2560def.inc"),
+])
+def test_a_project_for_the_other_return_address_size_is_refused(made_for, refused_on, builds_on,
+                                                                tmp_path: Path) -> None:
+    """As the .S's #error: a routine whose frames lie across return addresses stops avra with
+    one .error in a project whose device file (its FLASHEND) gives the other size."""
+    asm, _ = write_routine(generate(Spec("mul", 512, "karatsuba", mcu=made_for)), tmp_path,
+                           "avrasm2")
+    for device, refused in ((refused_on, True), (builds_on, False)):
+        project = tmp_path / "project.asm"
+        project.write_text(f'.include "{device}"\n.cseg\n.include "{asm.name}"\n')
+        proc = subprocess.run(["avra", project.name], cwd=tmp_path, capture_output=True,
+                              text=True, check=False)
+        out = proc.stdout + proc.stderr
+        assert ("generated for" in out and made_for in out) == refused, out
+        assert (proc.returncode != 0) == refused, out

@@ -372,6 +372,24 @@ def test_a_linked_output_is_written_through_its_link(tmp_path, capsys) -> None:
     assert status == 0 and link.is_symlink() and "add 32 ripple" in real.read_text()
 
 
+def test_a_read_only_output_is_not_replaced(tmp_path, capsys, monkeypatch) -> None:
+    """An output the user made read-only keeps its text (the replacing rename would not ask);
+    os.access is what the check reads (root may write anything)."""
+    out = tmp_path / "out"
+    status, _, _ = run(["gen", "add", "--bits", "32", "-o", out], capsys)
+    asm = next(out.glob("*.S"))
+    before = asm.read_text()
+    monkeypatch.setattr("os.access", lambda path, mode: Path(path) != asm)
+    status, _, err = run(["gen", "add", "--bits", "32", "--name", asm.stem, "-o", out], capsys)
+    assert status == 2 and "it is read-only" in err and asm.read_text() == before
+    table = tmp_path / "t.json"
+    table.write_text("{}\n")
+    monkeypatch.setattr("os.access", lambda path, mode: Path(path) != table)
+    monkeypatch.setattr("avrmp.cli.tune", lambda *_, **__: pytest.fail("searched first"))
+    status, _, err = run(["tune", "add", "--bits", "32", "--table", table], capsys)
+    assert status == 2 and "it is read-only" in err  # before the search, not after it
+
+
 @pytest.mark.parametrize("argv, blocked", [
     (["best", "add", "--bits", "64"], "avrmp_add64_ripple.S"),
     (["best", "add", "--bits", "64", "--name", "f"], "f.h"),
@@ -684,6 +702,7 @@ def test_bench_json(tmp_path, capsys) -> None:
         (["--bits", "x"], "--bits"),
         (["--bits", ""], "names nothing"),  # not every size
         (["--ops", ","], "names nothing"),
+        (["--bits", "128,,256"], "has an empty item"),  # not quietly 128,256
         (["--algos", "hybrid", "--e", "4"], "takes none of --e"),  # not left out quietly
         (["--ops", "add", "--mcu", "atmega9999"], "atmega9999"),
         (["--ops", "add", "--bits", "128", "--tests", "-3"], "--tests"),

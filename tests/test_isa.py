@@ -22,6 +22,7 @@ from avrmp.routine.files import write_routine
 from avrmp.routine.generate import generate
 from avrmp.spec import Spec
 from avrmp.target.avr.isa import Instr, IsaError, Mem
+from avrmp.target.avr.parts import MCUS
 
 # ------------------------------------------------------------------ operand constraints
 
@@ -366,6 +367,19 @@ def test_the_mcu_core_reaches_the_cost_model(tmp_path, capsys) -> None:
                    "--op", "mul", "--mcu", "atxmega128a1"])
     err = capsys.readouterr().err
     assert status == 2 and "simavr cannot simulate atxmega128a1" in err
+
+
+@pytest.mark.parametrize("mcu", sorted(MCUS))
+def test_the_part_table_agrees_with_avr_gcc(mcu: str) -> None:
+    """What avrmp assumes of each part (MUL, JMP/CALL, the return address's size) is what
+    avr-gcc builds for it: the ATxmega128A1's 136 KB of flash take a 3-byte PC."""
+    proc = subprocess.run(["avr-gcc", f"-mmcu={mcu}", "-dM", "-E", "-x", "assembler-with-cpp",
+                           os.devnull], capture_output=True, text=True, check=True)
+    defined = set(re.findall(r"#define (__AVR_\w+__)", proc.stdout))
+    part = MCUS[mcu]
+    assert ("__AVR_HAVE_MUL__" in defined) == part.has_mul
+    assert ("__AVR_HAVE_JMP_CALL__" in defined) == part.has_jmp_call
+    assert ("__AVR_3_BYTE_PC__" in defined) == (part.pc_bytes == 3)
 
 
 def test_relax_calls_shortens_only_what_rcall_reaches() -> None:

@@ -450,4 +450,16 @@ def test_a_build_for_the_other_return_address_size_is_refused(made_for, builds_o
     bad = subprocess.run(["avr-gcc", f"-mmcu={refused_on}", "-c", asm, "-o", tmp_path / "b.o"],
                          capture_output=True, text=True, check=False)
     assert bad.returncode != 0 and "generated for" in bad.stderr and made_for in bad.stderr
-    assert "#error" not in generate(Spec("mul", 256, "karatsuba", mcu=made_for)).asm
+    assert "__AVR_3_BYTE_PC__" not in generate(Spec("mul", 256, "karatsuba", mcu=made_for)).asm
+
+
+def test_a_build_for_a_part_without_mul_stops_at_one_error(tmp_path) -> None:
+    """A routine that multiplies with MUL, built for a part without it: one #error that says so,
+    not the assembler's error at every MUL; a routine without MUL has no such guard."""
+    asm, _ = write_routine(generate(Spec("mul", 128, "karatsuba")), tmp_path)
+    bad = subprocess.run(["avr-gcc", "-mmcu=attiny85", "-c", asm, "-o", tmp_path / "b.o"],
+                         capture_output=True, text=True, check=False)
+    errors = [ln for ln in bad.stderr.splitlines() if ": error:" in ln.lower()]
+    assert bad.returncode != 0 and len(errors) == 1 and "multiplies with MUL" in errors[0], errors
+    assert "__AVR_HAVE_MUL__" not in generate(Spec("mul", 64, "product-scanning",
+                                                    mcu="attiny85")).asm

@@ -156,13 +156,15 @@ def _name(text: str) -> str:
 
 def _csv(kind):
     def parse(text: str) -> list:
+        parts = [x.strip() for x in text.split(",")]
+        if not any(parts):  # (leaving the option out means all)
+            raise argparse.ArgumentTypeError(f"{text!r} names nothing: give at least one value")
+        if "" in parts:
+            raise argparse.ArgumentTypeError(f"{text!r} has an empty item: remove the extra comma")
         try:
-            items = [kind(x) for x in text.split(",") if x.strip()]
+            return [kind(x) for x in parts]
         except (ValueError, argparse.ArgumentTypeError):
             raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list") from None
-        if not items:  # (leaving the option out means all)
-            raise argparse.ArgumentTypeError(f"{text!r} names nothing: give at least one value")
-        return items
 
     return parse
 

@@ -30,6 +30,8 @@ def require_writable(path: Path, folder: bool = False) -> None:
     try:
         if not folder and Path(path).is_dir():
             raise IsADirectoryError(21, "is a directory")
+        if not folder and Path(path).exists() and not os.access(path, os.W_OK):
+            raise PermissionError(13, "it is read-only")
         if made and made[-1].is_symlink():
             raise FileNotFoundError(2, f"{made[-1]} is a link to nothing")
         for d in reversed(made):
@@ -69,6 +71,8 @@ def write_all(files: dict[Path, str | bytes]) -> None:
             current.parent.mkdir(parents=True, exist_ok=True)
             if current.is_dir():
                 raise IsADirectoryError(21, "is a directory")
+            if current.exists() and not os.access(current, os.W_OK):  # the user's protection
+                raise PermissionError(13, "it is read-only")
             fd, tmp = tempfile.mkstemp(dir=current.parent, prefix=f".{current.name}.")
             temps.append((tmp, current))
             with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as f:

@@ -42,8 +42,8 @@ class Routine:
 
     @property
     def code(self) -> tuple[str, ...]:
-        """The .S without its comments and its return_address_guard (which names the part): what
-        two builds compare as the same code."""
+        """The .S without its comments and its guards (which name the part): what two builds
+        compare as the same code."""
         return tuple(ln for ln in self.asm.splitlines() if not ln.startswith((";", "#")))
 
 
@@ -101,23 +101,41 @@ def wrap(spec: Spec, kernel: Kernel) -> Routine:
         *render_choices(kernel.choices),
     ]
     parts = (prologue.items, body.items, epilogue.items)
-    gnu_head = header_lines + return_address_guard(spec)
+    gnu_head = header_lines + mul_guard(spec) + return_address_guard(spec)
     return Routine(spec, _gnu_as(gnu_head, sym, parts), c_header(sym, doc, proto),
                    body.size, code_bytes, model, saved, classes,
-                   body.static_cycles(core, nominal=True), _avrasm2(header_lines, sym, parts))
+                   body.static_cycles(core, nominal=True),
+                   _avrasm2(header_lines + _avrasm2_return_address_guard(spec), sym, parts))
+
+
+def return_address_error(spec: Spec) -> tuple[int, str] | None:
+    """For a routine whose frames lie across its calls' return addresses (frames_across_calls):
+    its return-address size and the error for a build on a part with the other size (it would
+    run there and crash)."""
+    if not frames_across_calls(spec):
+        return None
+    pc = get_mcu(spec.mcu).pc_bytes
+    return pc, (f'"{spec.symbol} was generated for {pc}-byte return addresses (--mcu '
+                f'{spec.mcu}): generate it again with --mcu naming this part"')
 
 
 def return_address_guard(spec: Spec) -> list[str]:
-    """For a routine whose frames lie across its calls' return addresses (frames_across_calls):
-    an #error where avr-gcc builds it for a part whose return address has the other size (it
-    would run there and crash)."""
-    if not frames_across_calls(spec):
+    """return_address_error as an #error where avr-gcc builds the routine for the other size."""
+    if (known := return_address_error(spec)) is None:
         return []
-    pc = get_mcu(spec.mcu).pc_bytes
+    pc, error = known
     test = "!defined(__AVR_3_BYTE_PC__)" if pc == 3 else "defined(__AVR_3_BYTE_PC__)"
-    error = (f'#error "{spec.symbol} was generated for {pc}-byte return addresses (--mcu '
-             f'{spec.mcu}): generate it again with --mcu naming this part"')
-    return ["", f"#if {test}", error, "#endif"]
+    return ["", f"#if {test}", f"#error {error}", "#endif"]
+
+
+def mul_guard(spec: Spec) -> list[str]:
+    """For a routine that multiplies with MUL: one #error where avr-gcc builds it for a part
+    without MUL, instead of the assembler's error at every MUL."""
+    if not spec.uses_mul:
+        return []
+    error = (f'#error "{spec.symbol} multiplies with MUL, which this part lacks: generate it '
+             f'again with --mcu naming this part (an algorithm without MUL, avrmp list)"')
+    return ["", "#if !defined(__AVR_HAVE_MUL__)", error, "#endif"]
 
 
 def unguarded(routine: Routine) -> str:
@@ -144,6 +162,17 @@ def _gnu_as(header_lines: list[str], sym: str, parts: tuple) -> str:
         f"\t.size {sym}, .-{sym}",
         "",
     ])
+
+
+def _avrasm2_return_address_guard(spec: Spec) -> list[str]:
+    """return_address_error as an .error where the project's device file (its FLASHEND, in
+    words) gives the other size: above 64 K words the PC has 3 bytes.  (A project that names
+    its part by .device alone has no FLASHEND: no check.)"""
+    if (known := return_address_error(spec)) is None:
+        return []
+    pc, error = known
+    return ["", ".ifdef FLASHEND", f".if FLASHEND {'<=' if pc == 3 else '>'} 0xFFFF",
+            f".error {error}", ".endif", ".endif"]
 
 
 def _avrasm2(header_lines: list[str], sym: str, parts: tuple) -> str:

@@ -32,7 +32,8 @@ MCUS = {
         Mcu("atmega2560", True, 256 * 1024, 8192, pc_bytes=3),
         Mcu("atmega1284p", True, 128 * 1024, 16384),
         Mcu("attiny85", False, 8 * 1024, 512),
-        Mcu("atxmega128a1", True, 128 * 1024, 8192, core="avrxm", simulated=False),
+        # 128 KB of application flash and 8 KB of boot flash: a 17-bit PC (avr-gcc: avrxmega7)
+        Mcu("atxmega128a1", True, 128 * 1024, 8192, core="avrxm", pc_bytes=3, simulated=False),
     )
 }
 DEFAULT_MCU = "atmega128"
