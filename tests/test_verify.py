@@ -100,6 +100,8 @@ def test_seed_replays_and_skipping_interrupts_is_reported(capsys) -> None:
     status, _, err = verify(capsys, ASM, "add16_below_sp", *args, "--no-interrupts")
     assert "interrupts skipped (--no-interrupts)" in err  # on the FAIL line
     assert status == 1 and "outside the operands" in err  # below SP is not its own, either
+    status, _, err = verify(capsys, ASM, "add16_below_sp_deep", *args, "--no-interrupts")
+    assert status == 1 and "data kept below SP" in err  # no handler needed to see it
 
 
 def test_generated_karatsuba_without_cli_is_refused(tmp_path, capsys) -> None:

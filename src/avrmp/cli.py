@@ -318,7 +318,8 @@ def _add_verify_parser(sub) -> None:
     v.add_argument("--seed", type=_seed, help="replay the random inputs and start states of an "
                    "earlier run (default: a fresh seed, printed)")
     v.add_argument("--no-interrupts", action="store_true",
-                   help="skip the interrupt taken after every instruction (reported)")
+                   help="skip running an interrupt handler after every instruction (reported; "
+                   "the checks that need no handler still run)")
     v.add_argument("--len-arg", action="store_true", help=LEN_ARG_HELP)
 
 

@@ -8,10 +8,10 @@ random (the I flag set on most calls, clear on some); where a and b are equal, e
 passes one buffer for both, as f(r, x, x) does.  Every call is checked for the right result;
 callee-saved registers, r1, SP and the I flag as the calling convention wants them; writes only
 to the result and the routine's own stack frame, none to I/O but SP and SREG; inputs unchanged;
-only the part's instructions, never a jump into the vector table, never SP above the caller's
-with interrupts enabled; and, on the inputs where it is cheap (at least one), an interrupt after every instruction where
-one can be taken (host.c): nothing the routine keeps below SP may be read back after it, and SP
-may never be half-written.  Timing: branch-free code must run in identical cycles with identical
+only the part's instructions, never a jump into the vector table; at every point where an
+interrupt could be taken, SP neither half-written nor above the caller's, and nothing the
+routine left below SP there read back (host.c); and, on the inputs where it is cheap (at least
+one), an interrupt handler run after every instruction where one can be taken.  Timing: branch-free code must run in identical cycles with identical
 instruction and data-address traces (program-memory reads included) on every input; branched
 code in identical cycles.
 """

@@ -115,6 +115,9 @@ typedef struct {
 	long long *wrote;   /* per address: when the routine last stored there (see written) */
 	long long *clobbered; /* per address: when an interrupt last overwrote it */
 	uint32_t low_written; /* the lowest stack address the routine has stored to */
+	long long boundaries; /* instruction boundaries so far where an interrupt could be taken */
+	long long last_boundary; /* the instruction after which the latest of them came */
+	long long *exposed;  /* per address: `boundaries` when SP last rose above it, -1 if below SP */
 	char hazard[200];
 	char bad_read[200]; /* the first load from outside the call's memory, or of an I/O register */
 	int sp_pending;     /* SPL or SPH written by OUT, its partner not yet */
@@ -392,6 +395,29 @@ static void sreg_set(avr_t *avr, uint8_t s)
 }
 
 /*
+ * Without running a handler, on every call: SP rising from `before` to `after` leaves the bytes
+ * between below SP, exposed to any interrupt from the next boundary on; SP falling covers bytes
+ * again, and a byte that an interrupt could have taken while it was exposed counts as
+ * overwritten at the latest such boundary (after the byte's exposure, so after its last store;
+ * a store by this instruction, a PUSH, still wins): a later read of it is the hazard the
+ * handler sweep finds, on the inputs it does not sweep.
+ */
+static void track_exposure(trace_t *t, uint32_t before, uint32_t after, uint32_t ramend)
+{
+	if (after > ramend)
+		after = ramend;
+	if (before > ramend)
+		before = ramend;
+	for (uint32_t a = after + 1; a <= before; a++) { /* covered */
+		if (t->exposed[a] >= 0 && t->boundaries > t->exposed[a])
+			t->clobbered[a] = 2 * t->last_boundary + 1;
+		t->exposed[a] = -1;
+	}
+	for (uint32_t a = before + 1; a <= after; a++)
+		t->exposed[a] = t->boundaries;
+}
+
+/*
  * Take an interrupt now, at the boundary before the next instruction (k), as the hardware
  * would: push the PC, clear I, run the harness's handler to its RETI.  Then put the routine's
  * state back (registers, SREG, SP, PC, cycles and the bytes the handler wrote) and mark those
@@ -485,7 +511,7 @@ typedef struct {
 	avr_t *avr;
 	avr_int_vector_t *vec;
 	uint8_t *bad_seen;
-	long long *wrote, *clobbered;
+	long long *wrote, *clobbered, *exposed;
 	uint64_t *prof; /* cycles per instruction word of the core, for FLAG_PROFILE */
 } host_t;
 
@@ -708,6 +734,7 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 		return 0;
 	}
 	r->ninstr++;
+	track_exposure(t, t->sp, sp_get(avr), h->ramend);
 	/* the caller's interrupts stay off until the return (the I flag at the return alone would
 	 * miss an SEI undone before it) */
 	if (avr->sreg[S_I] && !r->i_entry)
@@ -723,6 +750,8 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 	/* an interrupt can be taken here if I was set before the instruction and still is (an
 	 * instruction that sets I delays interrupts by one more instruction) */
 	if (avr->sreg[S_I] && i_before && avr->pc != h->done) {
+		t->boundaries++;
+		t->last_boundary = r->ninstr;
 		if (t->sp_pending)
 			set_hazard(t, "SP half-written after instruction %lld with interrupts enabled "
 				   "(SPL and SPH set by separate OUTs)", r->ninstr);
@@ -895,6 +924,7 @@ static void setup(host_t *h, const char *elf, const char *mcu, const char *top)
 	h->bad_seen = calloc(1 << 16, 1);
 	h->wrote = calloc(1 << 16, sizeof(long long));
 	h->clobbered = calloc(1 << 16, sizeof(long long));
+	h->exposed = malloc((1 << 16) * sizeof(long long));
 	h->prof = calloc(h->codeend / 2 + 1, sizeof(uint64_t));
 }
 
@@ -944,9 +974,11 @@ int main(int argc, char **argv)
 		t.bad_seen = h.bad_seen;
 		t.wrote = h.wrote;
 		t.clobbered = h.clobbered;
+		t.exposed = h.exposed;
 		t.low_written = UINT32_MAX;
 		memset(h.wrote, 0, (h.ramend + 1) * sizeof(long long)); /* SRAM is all they mark */
 		memset(h.clobbered, 0, (h.ramend + 1) * sizeof(long long));
+		memset(h.exposed, 0xff, (h.ramend + 1) * sizeof(long long)); /* -1: none exposed */
 		start_state(&h, &c);
 		uint8_t saved[32];
 		memcpy(saved, h.avr->data, 32);
