@@ -11,9 +11,9 @@ to the result and the routine's own stack frame, none to I/O but SP and SREG; in
 only the part's instructions, never a jump into the vector table; at every point where an
 interrupt could be taken, SP neither half-written nor above the caller's, and nothing the
 routine left below SP there read back (host.c); and, on the inputs where it is cheap (at least
-one), an interrupt handler run after every instruction where one can be taken.  Timing: branch-free code must run in identical cycles with identical
-instruction and data-address traces (program-memory reads included) on every input; branched
-code in identical cycles.
+one), an interrupt handler run after every instruction where one can be taken.  Timing:
+branch-free code must run in identical cycles with identical instruction and data-address
+traces (program-memory reads included) on every input; branched code in identical cycles.
 """
 
 from __future__ import annotations
@@ -148,8 +148,7 @@ def calls(load: Load, tests: int, seed: int) -> Iterator[tuple[Call, bytes]]:
         layout = None if where is None else Layout(*where)
         if layout and n_inputs == 2 and operands[0] == operands[1]:
             equal_pairs += 1
-            if equal_pairs % 2 == 0:  # every other one (not input #0, the traces'
-                # reference) as f(r, x, x): one buffer for both
+            if equal_pairs % 2 == 0:  # as f(r, x, x); not the first (input #0: the reference)
                 layout = dataclasses.replace(layout, ops=layout.ops[:1] * 2)
         i_flag = 0x80 if idx % 8 != 7 else 0  # interrupts enabled, as a caller usually has them
         call = Call(operands, sizes[0], load.int_args, layout=layout,

@@ -114,7 +114,6 @@ typedef struct {
 	long long now;      /* index of the current instruction (0: the harness CALL) */
 	long long *wrote;   /* per address: when the routine last stored there (see written) */
 	long long *clobbered; /* per address: when an interrupt last overwrote it */
-	uint32_t low_written; /* the lowest stack address the routine has stored to */
 	long long boundaries; /* instruction boundaries so far where an interrupt could be taken */
 	long long last_boundary; /* the instruction after which the latest of them came */
 	long long *exposed;  /* per address: `boundaries` when SP last rose above it, -1 if below SP */
@@ -211,8 +210,6 @@ static inline void rd(trace_t *t, uint32_t a)
 static inline void written(trace_t *t, uint32_t a)
 {
 	t->wrote[a & 0xffff] = 2 * t->now;
-	if (a >= t->buf_end && a < t->low_written)
-		t->low_written = a;
 }
 
 /* ordinary store (ST/STD/STS): allowed in r, or inside the live stack frame above SP */
@@ -476,9 +473,7 @@ static void isr_at_boundary(avr_t *avr, trace_t *t, uint32_t vec_addr, uint32_t 
 			   "stack: SP half-written or the frame too deep", t->now, low + 1, sp);
 		return;
 	}
-	/* a real handler may take more stack than the harness's: all the routine stored below
-	 * SP is gone, not only what this one overwrote */
-	for (uint32_t a = t->low_written < low + 1 ? t->low_written : low + 1; a <= sp; a++)
+	for (uint32_t a = low + 1; a <= sp; a++)
 		t->clobbered[a] = 2 * t->now + 1;
 }
 
@@ -975,7 +970,6 @@ int main(int argc, char **argv)
 		t.wrote = h.wrote;
 		t.clobbered = h.clobbered;
 		t.exposed = h.exposed;
-		t.low_written = UINT32_MAX;
 		memset(h.wrote, 0, (h.ramend + 1) * sizeof(long long)); /* SRAM is all they mark */
 		memset(h.clobbered, 0, (h.ramend + 1) * sizeof(long long));
 		memset(h.exposed, 0xff, (h.ramend + 1) * sizeof(long long)); /* -1: none exposed */
