@@ -295,3 +295,49 @@ add16_word_mul:
     clr r1
     SUM add
     ret
+
+; right: a frame set up, freed and set up again (as avr-gcc's code for a callee with a frame
+; does), with SP crossing a page between the two halves of each SP write
+    .global add16_frames
+add16_frames:
+    push r28
+    push r29
+    in r28, SPL_IO
+    in r29, SPH_IO
+    sbiw r28, 8
+    SETSP
+    adiw r28, 8
+    SETSP
+    sbiw r28, 8
+    SETSP
+    LOADS
+    SUM add
+    adiw r28, 8
+    SETSP
+    pop r29
+    pop r28
+    ret
+
+; right: SREG saved and restored through its data address, as avr-gcc -O0 does
+    .global add16_sreg_by_st
+add16_sreg_by_st:
+    LOADS
+    push r30
+    push r31
+    ldi r30, SREG_IO + 0x20
+    clr r31
+    ld r0, Z
+    cli
+    st Z, r0
+    pop r31
+    pop r30
+    SUM add
+    ret
+
+; writes PORTB through its data address
+    .global add16_io_store
+add16_io_store:
+    LOADS
+    sts 0x38, r1
+    SUM add
+    ret

@@ -44,6 +44,7 @@
 #define IO_SPL 0x5d
 #define IO_SPH 0x5e
 #define IO_SREG 0x5f
+#define IO_FIRST 0x20 /* the I/O registers' data addresses: 0x20..0x5f */
 #define FLAG_RANDOM_RAM 1
 #define FLAG_ISR_MODEL 2
 #define FLAG_PROFILE 4
@@ -117,6 +118,7 @@ typedef struct {
 	long long boundaries; /* instruction boundaries so far where an interrupt could be taken */
 	long long last_boundary; /* the instruction after which the latest of them came */
 	long long *exposed;  /* per address: `boundaries` when SP last rose above it, -1 if below SP */
+	uint32_t settled_sp; /* SP when neither half of it was last left written alone */
 	char hazard[200];
 	char bad_read[200]; /* the first load from outside the call's memory, or of an I/O register */
 	int sp_pending;     /* SPL or SPH written by OUT, its partner not yet */
@@ -192,10 +194,41 @@ static int readable(trace_t *t, uint32_t a)
 	return 0;
 }
 
+/* a write to the I/O space (OUT, SBI, CBI, or a store to its data address): only the
+ * routine's own SP and SREG handling */
+static inline void wr_io(trace_t *t, uint32_t a)
+{
+	if (a == IO_SPL || a == IO_SPH) {
+		t->sp_pending ^= a == IO_SPL ? 1 : 2;
+		if (t->sp_pending == 3)
+			t->sp_pending = 0;
+		return;
+	}
+	if (a == IO_SREG)
+		return;
+	for (int i = 0; i < t->nio; i++)
+		if (t->io[i] == a)
+			return;
+	if (t->nio < MAX_IO)
+		t->io[t->nio++] = (uint16_t)a;
+}
+
+/* a read of the I/O space: only SP and SREG */
+static inline void rd_io(trace_t *t, uint32_t a)
+{
+	if (a != IO_SPL && a != IO_SPH && a != IO_SREG)
+		set_bad_read(t, "instruction %lld reads I/O register 0x%02x (reading a peripheral's "
+			   "register can change its state)", t->now, a);
+}
+
 static inline void rd(trace_t *t, uint32_t a)
 {
 	a &= 0xffff;
 	mix_addr(t, norm(t, a));
+	if (a >= IO_FIRST && a <= IO_SREG) { /* LD/LDS of an I/O register: as IN */
+		rd_io(t, a);
+		return;
+	}
 	if (t->clobbered[a] > t->wrote[a])
 		set_hazard(t, "an interrupt after instruction %lld overwrites 0x%04x below SP, which the "
 			   "routine reads back at instruction %lld (data kept below SP)",
@@ -217,6 +250,10 @@ static inline void wr(trace_t *t, uint32_t a)
 {
 	a &= 0xffff;
 	mix_addr(t, norm(t, a) | 0x10000000u);
+	if (a >= IO_FIRST && a <= IO_SREG) { /* ST/STS to an I/O register (SREG, SP): as OUT */
+		wr_io(t, a);
+		return;
+	}
 	written(t, a);
 	if (!writable(t, a))
 		add_bad(t, a);
@@ -231,24 +268,6 @@ static inline void wr_stack(trace_t *t, uint32_t a)
 	if (a >= t->buf_end && a <= t->s0)
 		return;
 	add_bad(t, a);
-}
-
-/* a write to the I/O space (OUT, SBI, CBI): only the routine's own SP and SREG handling */
-static inline void wr_io(trace_t *t, uint32_t a)
-{
-	if (a == IO_SPL || a == IO_SPH) {
-		t->sp_pending ^= a == IO_SPL ? 1 : 2;
-		if (t->sp_pending == 3)
-			t->sp_pending = 0;
-		return;
-	}
-	if (a == IO_SREG)
-		return;
-	for (int i = 0; i < t->nio; i++)
-		if (t->io[i] == a)
-			return;
-	if (t->nio < MAX_IO)
-		t->io[t->nio++] = (uint16_t)a;
 }
 
 static inline uint16_t flash16(avr_t *avr, uint32_t pc)
@@ -272,12 +291,6 @@ static inline void flash_access(avr_t *avr, trace_t *t, int extended)
 
 /* a read of the I/O space (IN, SBIC, SBIS): only SP and SREG (reading a peripheral's
  * register can change its state, e.g. a UART's data register) */
-static inline void rd_io(trace_t *t, uint32_t a)
-{
-	if (a != IO_SPL && a != IO_SPH && a != IO_SREG)
-		set_bad_read(t, "instruction %lld reads I/O register 0x%02x (reading a peripheral's "
-			   "register can change its state)", t->now, a);
-}
 
 static void trace_io(avr_t *avr, trace_t *t, uint16_t op)
 {
@@ -729,7 +742,10 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 		return 0;
 	}
 	r->ninstr++;
-	track_exposure(t, t->sp, sp_get(avr), h->ramend);
+	if (!t->sp_pending) { /* (SPH written first may put SP a page off until SPL follows) */
+		track_exposure(t, t->settled_sp, sp_get(avr), h->ramend);
+		t->settled_sp = sp_get(avr);
+	}
 	/* the caller's interrupts stay off until the return (the I flag at the return alone would
 	 * miss an SEI undone before it) */
 	if (avr->sreg[S_I] && !r->i_entry)
@@ -970,6 +986,7 @@ int main(int argc, char **argv)
 		t.wrote = h.wrote;
 		t.clobbered = h.clobbered;
 		t.exposed = h.exposed;
+		t.settled_sp = c.sptop;
 		memset(h.wrote, 0, (h.ramend + 1) * sizeof(long long)); /* SRAM is all they mark */
 		memset(h.clobbered, 0, (h.ramend + 1) * sizeof(long long));
 		memset(h.exposed, 0xff, (h.ramend + 1) * sizeof(long long)); /* -1: none exposed */
