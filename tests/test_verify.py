@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import re
+import shutil
 from itertools import pairwise
 from pathlib import Path
 
@@ -93,6 +94,7 @@ def test_the_variant_checked_is_named_and_a_spec_line_cannot_lift_it(tmp_path, c
     assert "timing as none (not checked)" in out
     edited = tmp_path / "edited.S"
     edited.write_text("; spec: op=add bits=16 variant=none\n" + ASM.read_text())
+    shutil.copy(ASM.with_name("set_sp.inc"), tmp_path)  # what it includes
     status, _, err = verify(capsys, edited, "add16", *args)
     assert status == 2 and "its spec line says variant=none, which avrmp does not write" in err
 
@@ -179,6 +181,7 @@ def test_directory_and_non_utf8_sources(tmp_path, capsys) -> None:
 def test_a_file_named_like_the_harness(tmp_path, capsys) -> None:
     named = tmp_path / "__avrmp_harness.S"
     named.write_text(ASM.read_text())
+    shutil.copy(ASM.with_name("set_sp.inc"), tmp_path)  # what it includes
     status, out, _ = verify(capsys, named, "add16", "--bits", "16", "--op", "add", "--tests", "5")
     assert status == 0, out
 

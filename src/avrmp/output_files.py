@@ -30,8 +30,8 @@ def require_writable(path: Path, folder: bool = False) -> None:
     try:
         if not folder and Path(path).is_dir():
             raise IsADirectoryError(21, "is a directory")
-        if not folder and Path(path).exists() and not os.access(path, os.W_OK):
-            raise PermissionError(13, "it is read-only")
+        if not folder:
+            _refuse_read_only(Path(path))
         if made and made[-1].is_symlink():
             raise FileNotFoundError(2, f"{made[-1]} is a link to nothing")
         for d in reversed(made):
@@ -46,6 +46,12 @@ def require_writable(path: Path, folder: bool = False) -> None:
         for d in made:
             with contextlib.suppress(OSError):
                 d.rmdir()
+
+
+def _refuse_read_only(path: Path) -> None:
+    """A file the user made read-only is theirs to keep (a rename would replace it unasked)."""
+    if path.exists() and not os.access(path, os.W_OK):
+        raise PermissionError(13, "it is read-only")
 
 
 def _umask() -> int:
@@ -71,8 +77,7 @@ def write_all(files: dict[Path, str | bytes]) -> None:
             current.parent.mkdir(parents=True, exist_ok=True)
             if current.is_dir():
                 raise IsADirectoryError(21, "is a directory")
-            if current.exists() and not os.access(current, os.W_OK):  # the user's protection
-                raise PermissionError(13, "it is read-only")
+            _refuse_read_only(current)
             fd, tmp = tempfile.mkstemp(dir=current.parent, prefix=f".{current.name}.")
             temps.append((tmp, current))
             with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as f:

@@ -3,18 +3,7 @@
 ; Frame 1 ends at SP = (SPH << 8) | 0x08 (live data near its top); frame 2 takes 16
 ; more bytes, so SPH changes.  Freeing frame 2 with "out SPH; out SPL" and interrupts
 ; enabled leaves SP pointing into frame 1's live data for one instruction.
-SPL_IO = 0x3d
-SPH_IO = 0x3e
-SREG_IO = 0x3f
-
-; SP = \hi:\lo with interrupts masked for the two writes
-.macro SET_SP_ATOMIC lo, hi
-    in r0, SREG_IO
-    cli
-    out SPH_IO, \hi
-    out SREG_IO, r0
-    out SPL_IO, \lo
-.endm
+#include "set_sp.inc"
 
 .macro SET_SP_NONATOMIC lo, hi
     out SPH_IO, \hi

@@ -1,9 +1,7 @@
 ; 16-bit additions, void NAME(uint8_t r[3], const uint8_t a[2], const uint8_t b[2]):
 ; r = a + b, r[2] the carry.  add16 is right; every other one has one bug that only an unkind
 ; start state, an interrupt, a flash read or an I/O write check exposes.
-SPL_IO = 0x3d
-SPH_IO = 0x3e
-SREG_IO = 0x3f
+#include "set_sp.inc"
 
 ; X = a, Z = b, r18:r19 = a, r20:r21 = b, Z = r
 .macro LOADS
@@ -79,22 +77,14 @@ add16_uninit_stack:
     in r28, SPL_IO
     in r29, SPH_IO
     sbiw r28, 4
-    in r0, SREG_IO
-    cli
-    out SPH_IO, r29
-    out SREG_IO, r0
-    out SPL_IO, r28
+    SET_SP_ATOMIC
     LOADS
     ldd r23, Y+1            ; never written: whatever was there
     SUM add
     add r22, r23
     st Z, r22
     adiw r28, 4
-    in r0, SREG_IO
-    cli
-    out SPH_IO, r29
-    out SREG_IO, r0
-    out SPL_IO, r28
+    SET_SP_ATOMIC
     pop r29
     pop r28
     ret
@@ -133,11 +123,7 @@ add16_sp_nonatomic:
     in r28, SPL_IO
     in r29, SPH_IO
     sbiw r28, 63
-    in r0, SREG_IO
-    cli
-    out SPH_IO, r29
-    out SREG_IO, r0
-    out SPL_IO, r28
+    SET_SP_ATOMIC
     LOADS
     std Y+1, r18            ; the frame in use
     SUM add
@@ -207,15 +193,6 @@ add16_io_write:
 add16_hang:
     rjmp add16_hang
 
-; SP = \hi:\lo in the one sequence an interrupt cannot split
-.macro SETSP lo=r28, hi=r29
-    in r0, SREG_IO
-    cli
-    out SPH_IO, \hi
-    out SREG_IO, r0
-    out SPL_IO, \lo
-.endm
-
 ; keeps a copy of a[0] 47 bytes below SP for one instruction: deeper than the harness's own
 ; handler writes, not deeper than a real one may
     .global add16_below_sp_deep
@@ -225,17 +202,17 @@ add16_below_sp_deep:
     in r28, SPL_IO
     in r29, SPH_IO
     sbiw r28, 48
-    SETSP
+    SET_SP_ATOMIC
     LOADS
     std Y+1, r18            ; the frame's lowest byte
     adiw r28, 48
-    SETSP                   ; the frame freed, the byte kept
+    SET_SP_ATOMIC                   ; the frame freed, the byte kept
     nop
     sbiw r28, 48
-    SETSP
+    SET_SP_ATOMIC
     ldd r18, Y+1            ; read back
     adiw r28, 48
-    SETSP
+    SET_SP_ATOMIC
     SUM add
     pop r29
     pop r28
@@ -250,10 +227,10 @@ add16_sp_above_caller:
     in r26, SPL_IO
     in r27, SPH_IO
     adiw r26, 4
-    SETSP r26, r27
+    SET_SP_ATOMIC r26, r27
     nop
     sbiw r26, 4
-    SETSP r26, r27
+    SET_SP_ATOMIC r26, r27
     push r18
     push r19
     LOADS
@@ -305,15 +282,15 @@ add16_frames:
     in r28, SPL_IO
     in r29, SPH_IO
     sbiw r28, 8
-    SETSP
+    SET_SP_ATOMIC
     adiw r28, 8
-    SETSP
+    SET_SP_ATOMIC
     sbiw r28, 8
-    SETSP
+    SET_SP_ATOMIC
     LOADS
     SUM add
     adiw r28, 8
-    SETSP
+    SET_SP_ATOMIC
     pop r29
     pop r28
     ret

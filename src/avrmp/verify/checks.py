@@ -30,7 +30,7 @@ from ..errors import AvrmpError
 from ..progress import progress_bar
 from ..spec import data_bytes, operand_count, result_bytes
 from ..target.avr.parts import MCUS, get_mcu
-from .inputs import DEFAULT_TESTS, check_tests, oracle, random_layout, test_operands
+from .inputs import DEFAULT_TESTS, GUARD, check_tests, oracle, random_layout, test_operands
 from .simulator import Call, Layout, Measurement, run_batch
 from .toolchain import Firmware, build_firmware
 
@@ -241,7 +241,7 @@ STACK_RESERVE = 96  # the runner's allowance for the stack where the routine's i
 def guarded_buffer_bytes(op: str, nbytes: int) -> int:
     """The runner's buffers for one call: the operands and the result, with a 16-byte guard
     before each and after the last."""
-    return data_bytes(op, nbytes) + 16 * (operand_count(op) + 2)
+    return data_bytes(op, nbytes) + GUARD * (operand_count(op) + 2)
 
 
 def sram_need(op: str, nbytes: int, stack: int | None = None) -> int:

@@ -213,7 +213,8 @@ static inline void wr_io(trace_t *t, uint32_t a)
 		t->io[t->nio++] = (uint16_t)a;
 }
 
-/* a read of the I/O space: only SP and SREG */
+/* a read of the I/O space (IN, SBIC, SBIS, or a load from its data address): only SP and
+ * SREG (reading a peripheral's register can change its state, e.g. a UART's data register) */
 static inline void rd_io(trace_t *t, uint32_t a)
 {
 	if (a != IO_SPL && a != IO_SPH && a != IO_SREG)
@@ -288,9 +289,6 @@ static inline void flash_access(avr_t *avr, trace_t *t, int extended)
 		z |= (uint32_t)avr->data[avr->rampz] << 16;
 	mix_addr(t, z | 0x20000000u);
 }
-
-/* a read of the I/O space (IN, SBIC, SBIS): only SP and SREG (reading a peripheral's
- * register can change its state, e.g. a UART's data register) */
 
 static void trace_io(avr_t *avr, trace_t *t, uint16_t op)
 {
