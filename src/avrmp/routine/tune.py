@@ -60,12 +60,24 @@ def _results(specs: list[Spec], jobs: int, jitter: int):
     if jobs <= 1:
         yield from map(searched, specs)
         return
-    with Pool(jobs, initializer=_quiet_worker) as pool:  # leaving it terminates the workers
+    # The workers are forked with SIGINT and SIGTERM blocked, so that neither reaches one before
+    # _quiet_worker has set its handlers (it would run the parent's and print a traceback); the
+    # parent takes a signal that came meanwhile once they are unblocked again.
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, WORKER_SIGNALS)
+    try:
+        pool = Pool(jobs, initializer=_quiet_worker)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    with pool:  # leaving it terminates the workers
         yield from pool.imap(searched, specs)
+
+
+WORKER_SIGNALS = {signal.SIGINT, signal.SIGTERM}
 
 
 def _quiet_worker() -> None:
     """A worker leaves Ctrl-C to the parent and ends on the parent's terminate() (SIGTERM)
-    without a traceback of its own."""
+    without a traceback of its own (forked with both blocked: unblocked once set)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, WORKER_SIGNALS)
