@@ -52,6 +52,7 @@ SPECS = [
     Spec("sub", 2048, "ripple"),
     Spec("mul", 128, "product-scanning", mcu="atmega328p"),
     Spec("mul", 128, "karatsuba", mcu="atmega328p"),
+    Spec("mul", 512, "karatsuba", mcu="atmega2560"),  # RCALL and RET with 3-byte return addresses
     Spec("mul", 64, "product-scanning", mcu="attiny85"),
     Spec("add", 64, "ripple", mcu="attiny85"),
 ]

@@ -18,6 +18,7 @@ from avrmp.routine.generate import generate
 from avrmp.spec import Spec
 from avrmp.techniques.kernel import Kernel
 from avrmp.techniques.nomul import lower
+from avrmp.verify.checks import require_sram, stack_room
 
 needs_toolchain = pytest.mark.skipif(
     shutil.which("avr-gcc") is None, reason="needs gcc-avr, avr-libc, simavr, libsimavr-dev"
@@ -114,6 +115,16 @@ def test_catalog_attiny85_skips_what_does_not_fit() -> None:
     assert all(s.mcu == "attiny85" for s in specs)
     assert all(s.result_bytes + s.n_inputs * s.operand_bytes < 512 for s in specs)
     assert not any(s.algo == "karatsuba" for s in specs)
+
+
+def test_verify_takes_every_routine_the_catalog_runs() -> None:
+    """One SRAM rule (checks.spec_fits) for the catalog, verify and gen --verify: the 1024-bit
+    looped squaring fills the ATtiny85's 512 bytes within 4 and is benchmarked, so verify must
+    not refuse it (it did, with a 96-byte floor on the stack that the catalog did not use)."""
+    specs = catalog(mcu="attiny85")
+    assert any(s.op == "sqr" and s.bits == 1024 for s in specs)
+    for s in specs:
+        require_sram(s.op, s.operand_bytes, s.mcu, stack_room(s))
 
 
 def test_too_large_for_rcall_is_a_clear_error() -> None:

@@ -41,7 +41,7 @@ from .library.bundle import DEFAULT_SIZES, FAMILIES, make_bundle
 from .library.uecc import DROP_IN_FILE, ENTRY, UECC_FLAGS, UECC_SIZES, make_drop_in
 from .output_files import require_writable, write_atomic
 from .routine.files import DIALECTS, asm_path, header_path, write_routine
-from .routine.generate import generate, stack_bound, table_key
+from .routine.generate import generate, table_key
 from .routine.rebuild import rebuild, spec_fields, spec_from_header
 from .routine.tune import tune, untuned
 from .routine.wrapper import signature
@@ -53,10 +53,10 @@ from .techniques.registry import ALGORITHMS, DEFAULT_ALGO, get_algorithm
 from .tuning import table
 from .tuning.table import TABLE
 from .verify.arm_checks import verify_arm
-from .verify.checks import TIMING_CHECKS, require_sram, verify_file
+from .verify.checks import TIMING_CHECKS, require_sram, stack_room, verify_file
 from .verify.generated import verify_generated
 from .verify.host64 import verify_host, write_host_source
-from .verify.inputs import DEFAULT_TESTS, INTERRUPT_ROOM, check_tests
+from .verify.inputs import DEFAULT_TESTS, check_tests
 from .verify.profile import format_profile, profile_firmware
 from .verify.toolchain import build_firmware
 
@@ -693,10 +693,10 @@ def _require_spec_agrees(args: argparse.Namespace, head: list[str]) -> None:
 
 
 def _stack_room(args: argparse.Namespace, head: list[str]) -> int | None:
-    """The stack one call of a routine avrmp wrote may take (stack_bound) and an interrupt's frame
-    below it; None for a routine avrmp did not write."""
+    """The stack one call of a routine avrmp wrote may take (checks.stack_room); None for a
+    routine avrmp did not write."""
     try:
-        return stack_bound(spec_from_header(head, args.file)) + INTERRUPT_ROOM
+        return stack_room(spec_from_header(head, args.file))
     except AvrmpError:
         return None
 

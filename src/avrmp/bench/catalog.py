@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..errors import AvrmpError
-from ..routine.generate import generate, stack_bound
+from ..routine.generate import generate
 from ..spec import Spec
-from ..target.avr.parts import DEFAULT_MCU, get_mcu
+from ..target.avr.parts import DEFAULT_MCU
 from ..techniques.karatsuba.large import large_levels
 from ..techniques.karatsuba.mul import fixed_mul_levels
 from ..techniques.registry import ALGORITHMS
-from ..verify.checks import guarded_buffer_bytes
+from ..verify.checks import spec_fits
 
 # The benchmark's default catalog: (op, algo, variant, sizes in bits).
 # An optional fifth field True marks a looped routine (Spec.looped).
@@ -95,10 +95,9 @@ def catalog(
 
 def runs_on_mcu(spec: Spec) -> bool:
     """Whether the routine fits the MCU: operand buffers (with the runner's guards) plus stack in
-    SRAM, and the generated code in flash (and in RCALL reach for the no-MUL subroutine)."""
-    mcu = get_mcu(spec.mcu)
-    buffers = guarded_buffer_bytes(spec.op, spec.operand_bytes)
-    if buffers + 48 + stack_bound(spec) > mcu.sram_bytes:  # 48: the runner's own stack
+    SRAM (spec_fits), and the generated code in flash (and in RCALL reach for the no-MUL
+    subroutine)."""
+    if not spec_fits(spec):
         return False
     try:
         generate(spec)

@@ -10,12 +10,14 @@ from .items import Label
 MAX_CALL_DEPTH = 64  # deeper calls are taken for recursion: no static cost
 
 
-def static_cycles(items: Sequence, core: str = "avre", nominal: bool = False) -> int | None:
+def static_cycles(items: Sequence, core: str = "avre", nominal: bool = False,
+                  pc_bytes: int = 2) -> int | None:
     """Cycles of code whose path does not depend on data: straight-line code, with unconditional
     jumps followed and each subroutine inside the program costed once per call, up to the RET
     that ends the routine (or the end of the code).  None if the code leaves the program, loops,
     or (unless nominal) has a conditional branch or skip.  nominal: such a branch or skip counts as
-    not taken, one cycle: the cost of a NOP-balanced branch, the same on either path."""
+    not taken, one cycle: the cost of a NOP-balanced branch, the same on either path.  pc_bytes:
+    the part's return-address size (a call and a return take a cycle more with 3)."""
     where = {item.name: k for k, item in enumerate(items) if isinstance(item, Label)}
     memo: dict[int, int | None] = {}
 
@@ -31,7 +33,7 @@ def static_cycles(items: Sequence, core: str = "avre", nominal: bool = False) ->
             k += 1
             if not isinstance(item, Instr):
                 continue
-            cost = item.cycles(core)
+            cost = item.cycles(core, pc_bytes)
             if cost is None and not nominal:
                 return None
             total += 1 if cost is None else cost

@@ -129,9 +129,10 @@ class Program(Emitter):
     def size(self) -> int:
         return sum(i.size for i in self.instructions)
 
-    def static_cycles(self, core: str = "avre", nominal: bool = False) -> int | None:
+    def static_cycles(self, core: str = "avre", nominal: bool = False,
+                      pc_bytes: int = 2) -> int | None:
         """The cost model's cycles (see cycles.static_cycles)."""
-        return static_cycles(self.items, core, nominal)
+        return static_cycles(self.items, core, nominal, pc_bytes)
 
     def class_counts(self) -> Counter[str]:
         return Counter(i.klass for i in self.instructions)

@@ -82,8 +82,9 @@ def wrap(spec: Spec, kernel: Kernel) -> Routine:
     prologue, epilogue, saved = _prologue_epilogue(kernel)
     body, sym = kernel.body, spec.symbol
     classes = dict(sorted(body.class_counts().items()))
-    core = get_mcu(spec.mcu).core
-    model = body.static_cycles(core)
+    mcu = get_mcu(spec.mcu)
+    core, pc = mcu.core, mcu.pc_bytes
+    model = body.static_cycles(core, pc_bytes=pc)
     code_bytes = prologue.size + body.size + epilogue.size
     doc, proto = signature(spec)
     timing = "" if core == "avre" else f", {core} timing"
@@ -104,7 +105,7 @@ def wrap(spec: Spec, kernel: Kernel) -> Routine:
     gnu_head = header_lines + mul_guard(spec) + return_address_guard(spec)
     return Routine(spec, _gnu_as(gnu_head, sym, parts), c_header(sym, doc, proto),
                    body.size, code_bytes, model, saved, classes,
-                   body.static_cycles(core, nominal=True),
+                   body.static_cycles(core, nominal=True, pc_bytes=pc),
                    _avrasm2(header_lines + _avrasm2_return_address_guard(spec), sym, parts))
 
 

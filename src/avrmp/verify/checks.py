@@ -28,9 +28,17 @@ from pathlib import Path
 
 from ..errors import AvrmpError
 from ..progress import progress_bar
-from ..spec import data_bytes, operand_count, result_bytes
+from ..routine.generate import stack_bound
+from ..spec import Spec, data_bytes, operand_count, result_bytes
 from ..target.avr.parts import MCUS, get_mcu
-from .inputs import DEFAULT_TESTS, GUARD, check_tests, oracle, random_layout, test_operands
+from .inputs import (
+    DEFAULT_TESTS,
+    GUARD,
+    check_tests,
+    oracle,
+    random_layout,
+    test_operands,
+)
 from .simulator import Call, Layout, Measurement, run_batch
 from .toolchain import Firmware, build_firmware
 
@@ -236,6 +244,9 @@ def require_sram(op: str, nbytes: int, mcu: str, stack: int | None = None) -> No
 
 
 STACK_RESERVE = 96  # the runner's allowance for the stack where the routine's is not known
+# Below a routine's own stack: the harness's interrupt handler, which writes 31 bytes on the
+# ATmega; host.c refuses a call that leaves less than this between the buffers and SP.
+HANDLER_ROOM = 48
 
 
 def guarded_buffer_bytes(op: str, nbytes: int) -> int:
@@ -246,10 +257,22 @@ def guarded_buffer_bytes(op: str, nbytes: int) -> int:
 
 def sram_need(op: str, nbytes: int, stack: int | None = None) -> int:
     """The SRAM the runner takes for one call: its guarded buffers and `stack` bytes (the
-    routine's stack and an interrupt's frame; None: at least STACK_RESERVE)."""
-    return guarded_buffer_bytes(op, nbytes) + max(STACK_RESERVE, stack or 0)
+    routine's stack and the handler's room, stack_room; None: STACK_RESERVE)."""
+    return guarded_buffer_bytes(op, nbytes) + (STACK_RESERVE if stack is None else stack)
 
 
 def sram_fits(op: str, nbytes: int, mcu: str, stack: int | None = None) -> bool:
     """Whether the runner can place one call in `mcu`'s SRAM (sram_need)."""
     return sram_need(op, nbytes, stack) <= get_mcu(mcu).sram_bytes
+
+
+def stack_room(spec: Spec) -> int:
+    """The stack one call of a routine avrmp wrote may take in the runner: its stack_bound and
+    the harness's handler below it."""
+    return stack_bound(spec) + HANDLER_ROOM
+
+
+def spec_fits(spec: Spec) -> bool:
+    """Whether the runner can place one call of the routine in its part's SRAM, its stack
+    included (the one test that verify, bench and the catalog share)."""
+    return sram_fits(spec.op, spec.operand_bytes, spec.mcu, stack_room(spec))

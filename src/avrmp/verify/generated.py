@@ -12,7 +12,7 @@ from ..routine.wrapper import Routine
 from ..target.avr.parts import get_mcu
 from ..techniques.arm7tdmi.registry import WORD_BITS
 from .arm_checks import verify_arm
-from .checks import sram_fits, verify_firmware
+from .checks import spec_fits, verify_firmware
 from .inputs import DEFAULT_TESTS
 from .toolchain import build_firmware
 
@@ -23,8 +23,8 @@ def verify_generated(routine: Routine, tests: int = DEFAULT_TESTS) -> str:
     spec = routine.spec
     if spec.target == "avr" and not get_mcu(spec.mcu).simulated:
         return f"not verified: simavr cannot simulate {spec.mcu}"
-    if spec.target == "avr" and not sram_fits(spec.op, spec.operand_bytes, spec.mcu):
-        return f"not verified: one call's operands and result do not fit {spec.mcu}'s SRAM"
+    if spec.target == "avr" and not spec_fits(spec):
+        return f"not verified: one call's operands, result and stack do not fit {spec.mcu}'s SRAM"
     with tempfile.TemporaryDirectory(prefix="avrmp-verify-") as tmp:
         asm, _ = write_routine(routine, Path(tmp))
         if spec.target == "arm7tdmi":

@@ -598,7 +598,7 @@ static uint32_t check_layout(host_t *h, call_t *c)
 		if (c->op_addr[i] + c->oplen[i] + GUARD > end)
 			end = c->op_addr[i] + c->oplen[i] + GUARD;
 	}
-	if (!ok || end + 48 > c->sptop) {
+	if (!ok || end + 48 > c->sptop) { /* 48: HANDLER_ROOM in checks.py */
 		char msg[256];
 		snprintf(msg, sizeof msg, "the buffers and stack do not fit SRAM 0x%x..0x%x (buffers "
 			 "end at 0x%x, stack top 0x%x)", h->ramstart, h->ramend, end, c->sptop);

@@ -226,13 +226,18 @@ def instr_effects(mnemonic: str, operands: tuple) -> tuple[frozenset[int], froze
     return frozenset(reads), frozenset(writes)
 
 
-def cycles(mnemonic: str, operands: tuple, core: str = "avre") -> int | None:
-    """Cycles on `core` for straight-line execution; None for branches and skips."""
+# They push or pop a return address: a cycle more on a part whose return address is 3 bytes.
+RETURN_ADDRESS_OPS = frozenset({"rcall", "call", "ret"})
+
+
+def cycles(mnemonic: str, operands: tuple, core: str = "avre", pc_bytes: int = 2) -> int | None:
+    """Cycles on `core`, with `pc_bytes`-byte return addresses, for straight-line execution;
+    None for branches and skips."""
     c = op(mnemonic).cycles[core]
     if isinstance(c, tuple):
         mem = operands[0] if mnemonic == "st" else operands[1]
         return c["+-".find(mem.mode) + 1]
-    return c
+    return c + pc_bytes - 2 if mnemonic in RETURN_ADDRESS_OPS else c
 
 
 @dataclass(frozen=True)
@@ -258,8 +263,8 @@ class Instr:
     def size(self) -> int:
         return 2 * self.words
 
-    def cycles(self, core: str = "avre") -> int | None:
-        return cycles(self.mnemonic, self.operands, core)
+    def cycles(self, core: str = "avre", pc_bytes: int = 2) -> int | None:
+        return cycles(self.mnemonic, self.operands, core, pc_bytes)
 
     @property
     def reads_carry(self) -> bool:
