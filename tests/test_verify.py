@@ -43,6 +43,9 @@ FAULTS = [
     ("add16_sp_above_caller", "overwrites the caller's stack"),
     ("add16_reset", "the reset vector"),
     ("add16_alias", "result"),  # wrong when a and b are one buffer
+    ("add16_return_address", "result"),  # reads its return address, which the call site sets
+    ("add16_wdr", "executes WDR, which resets the caller's watchdog timer"),
+    ("add16_flash_past", "reads program memory at 0x"),  # past its code: unprogrammed here
 ]
 
 
@@ -82,6 +85,26 @@ def test_an_instruction_the_part_lacks_is_refused(capsys) -> None:
     assert status == 0, out
     status, _, err = verify(capsys, ASM, "add16_word_mul", *args, "--mcu", "attiny85")
     assert status == 1 and "executes MUL at PC=0x" in err and "does not have" in err, err
+
+
+def test_rampz_is_the_callers_and_the_routines_to_clobber(capsys) -> None:
+    """RAMPZ enters with any value the part's flash allows (avr-gcc's code leaves it set after
+    reading a __flash1 object): an ELPM that takes it as 0 is refused, and the same routine
+    setting RAMPZ first passes, its write to RAMPZ allowed."""
+    args = ("--bits", "16", "--op", "add", "--seed", "1", "--tests", "50", "--mcu", "atmega2560")
+    status, _, err = verify(capsys, ASM, "add16_elpm_rampz", *args)
+    assert status == 1 and "result" in err, err
+    status, out, err = verify(capsys, ASM, "add16_elpm", *args)
+    assert "PASS add16_elpm" in out
+    assert status == 0, err
+
+
+def test_a_stack_dip_between_outs_counts(capsys) -> None:
+    """SP moved 32 bytes down and back by OUTs alone, interrupts enabled between: an interrupt
+    there pushes its frame 32 bytes deeper, so the stack reported takes the dip in."""
+    args = ("--bits", "16", "--op", "add", "--seed", "1", "--tests", "50")
+    status, out, err = verify(capsys, ASM, "add16_sp_dip", *args)
+    assert status == 0 and out.rstrip().endswith("stack 32 bytes"), out + err
 
 
 def test_the_variant_checked_is_named_and_a_spec_line_cannot_lift_it(tmp_path, capsys) -> None:

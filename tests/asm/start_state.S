@@ -318,3 +318,80 @@ add16_io_store:
     sts 0x38, r1
     SUM add
     ret
+
+; reads the high byte of its own return address for a zero (a frame offset off by two): right
+; only where the call site sits in the first 512 bytes of flash, as a harness's does
+    .global add16_return_address
+add16_return_address:
+    LOADS
+    push r28
+    push r29
+    in r28, SPL_IO
+    in r29, SPH_IO
+    ldd r23, Y+3            ; meant: Y+1, a zero saved there; Y+3 is the return address
+    pop r29
+    pop r28
+    SUM add
+    add r22, r23
+    st Z, r22
+    ret
+
+; stops the watchdog from resetting the part, which is the caller's business
+    .global add16_wdr
+add16_wdr:
+    wdr
+    LOADS
+    SUM add
+    ret
+
+#ifdef __AVR_HAVE_ELPM__
+; a flash constant read by ELPM with RAMPZ taken as 0 (wrong where the caller left it set, as
+; avr-gcc's code does after reading a __flash1 object)
+    .global add16_elpm_rampz
+add16_elpm_rampz:
+    ldi r30, lo8(zero_in_flash)
+    ldi r31, hi8(zero_in_flash)
+    elpm r0, Z
+    LOADS
+    SUM add
+    add r22, r0
+    st Z, r22
+    ret
+
+; right: the same with RAMPZ set for the constant (RAMPZ is the routine's to clobber)
+    .global add16_elpm
+add16_elpm:
+    ldi r30, hh8(zero_in_flash)
+    out RAMPZ_IO, r30
+    rjmp add16_elpm_rampz
+zero_in_flash:
+    .byte 0, 0
+#endif
+
+; right: SP moved 32 bytes down and back by atomic writes, interrupts enabled in between (the
+; stack it takes counts, though no instruction but an OUT runs at the lower SP)
+    .global add16_sp_dip
+add16_sp_dip:
+    in r26, SPL_IO
+    in r27, SPH_IO
+    sbiw r26, 32
+    SET_SP_ATOMIC r26, r27
+    adiw r26, 32
+    SET_SP_ATOMIC r26, r27
+    LOADS
+    SUM add
+    ret
+
+; reads the byte after its code as an all-ones mask: unprogrammed flash in a harness, someone
+; else's code or data in a program (keep it last in the file)
+    .global add16_flash_past
+add16_flash_past:
+    ldi r30, lo8(past_the_code)
+    ldi r31, hi8(past_the_code)
+    lpm r0, Z
+    LOADS
+    SUM add
+    and r22, r0
+    st Z, r22
+    ret
+past_the_code:

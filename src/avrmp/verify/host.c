@@ -4,14 +4,20 @@
  * Usage: avrmp-host FIRMWARE.elf MCU [STACK_TOP] < batch
  *
  * Input (whitespace separated tokens):
- *   AVRMP3 entry done core_begin core_end max_cycles lacks ncalls nops rmax opmax_1..opmax_nops
+ *   AVRMP4 entry done harness_end core_begin core_end max_cycles lacks ncalls nops rmax
+ *   opmax_1..opmax_nops
  *   then per call:
  *   rlen irq_at seed flags sreg sptop r_addr op_addr_1..op_addr_nops nints int_1..int_nints
  *   op_1..op_nops   (ops as hex, "-" when empty)
  * lacks: 1 = the part has no MUL family, 2 = no JMP/CALL (the host refuses them when run).
  * All numbers are decimal; core_begin/core_end/irq_at are -1 when absent; sptop, r_addr and the
  * op_addrs 0 for the default layout (buffers low in SRAM, SP at STACK_TOP or RAMEND).
- * flags: 1 = fill SRAM outside the operands with random bytes (from seed) instead of zeros;
+ * harness_end: where the harness's code ends; the routine's code and data are the flash between
+ *   the vector table and entry and between harness_end and the end of the program (avr-ld puts
+ *   PROGMEM before the harness and .text after it); LPM/ELPM elsewhere is refused.
+ * flags: 1 = fill SRAM outside the operands with random bytes (from seed) instead of zeros, and
+ *            RAMPZ and the return address too (the routine returns past the program, at an
+ *            address whose bytes are not the harness's, so reading them as data is caught);
  *        2 = take an interrupt after every instruction of the routine where one could be taken
  *            (the handler runs on the routine's state, which is then restored: the bytes it
  *            overwrote are marked, and a later read of one by the routine is a hazard);
@@ -122,6 +128,8 @@ typedef struct {
 	char hazard[200];
 	char bad_read[200]; /* the first load from outside the call's memory, or of an I/O register */
 	int sp_pending;     /* SPL or SPH written by OUT, its partner not yet */
+	uint32_t rampz;     /* RAMPZ's data address (0: the part has none) */
+	uint32_t own_flash[4]; /* [0], [1] and [2], [3]: the routine's code and data in flash */
 } trace_t;
 
 /* Addresses in the digest are relative to the buffer or stack they fall in, so that the
@@ -204,7 +212,7 @@ static inline void wr_io(trace_t *t, uint32_t a)
 			t->sp_pending = 0;
 		return;
 	}
-	if (a == IO_SREG)
+	if (a == IO_SREG || (t->rampz && a == t->rampz)) /* RAMPZ: call-clobbered, as avr-gcc has it */
 		return;
 	for (int i = 0; i < t->nio; i++)
 		if (t->io[i] == a)
@@ -217,7 +225,7 @@ static inline void wr_io(trace_t *t, uint32_t a)
  * SREG (reading a peripheral's register can change its state, e.g. a UART's data register) */
 static inline void rd_io(trace_t *t, uint32_t a)
 {
-	if (a != IO_SPL && a != IO_SPH && a != IO_SREG)
+	if (a != IO_SPL && a != IO_SPH && a != IO_SREG && !(t->rampz && a == t->rampz))
 		set_bad_read(t, "instruction %lld reads I/O register 0x%02x (reading a peripheral's "
 			   "register can change its state)", t->now, a);
 }
@@ -288,6 +296,11 @@ static inline void flash_access(avr_t *avr, trace_t *t, int extended)
 	if (extended && avr->rampz)
 		z |= (uint32_t)avr->data[avr->rampz] << 16;
 	mix_addr(t, z | 0x20000000u);
+	if (!(z >= t->own_flash[0] && z < t->own_flash[1]) &&
+	    !(z >= t->own_flash[2] && z < t->own_flash[3]))
+		set_bad_read(t, "instruction %lld reads program memory at 0x%x, outside the routine's "
+			     "code and data (the vector table, the harness or unprogrammed flash)",
+			     t->now, z);
 }
 
 static void trace_io(avr_t *avr, trace_t *t, uint16_t op)
@@ -507,8 +520,20 @@ static const char *lacking_instruction(int lacks, uint16_t op)
 	return NULL;
 }
 
+/* What op does to the part beyond the call, if it is one of the instructions that reach past
+ * registers and memory (SLEEP is caught by simavr's state). */
+static const char *system_instruction(uint16_t op)
+{
+	switch (op) {
+	case 0x95A8: return "WDR, which resets the caller's watchdog timer";
+	case 0x9598: return "BREAK, which stops the part under a debugger";
+	case 0x95E8: case 0x95F8: return "SPM, which writes program memory";
+	}
+	return NULL;
+}
+
 typedef struct {
-	uint32_t entry, done, codeend, vec_addr, ramstart, ramend, sptop_default;
+	uint32_t entry, done, harness_end, codeend, vec_addr, ramstart, ramend, sptop_default;
 	int lacks; /* LACKS_* bits: instructions the part does not have */
 	long long core_begin, core_end;
 	uint64_t max_cycles;
@@ -523,6 +548,7 @@ typedef struct {
 
 typedef struct {
 	uint32_t rlen, sptop, r_addr, op_addr[8], oplen[8];
+	uint32_t ret_pc; /* where the routine returns to (byte address) */
 	long long irq_at;
 	uint64_t seed;
 	int flags, nints;
@@ -647,6 +673,27 @@ static void start_state(host_t *h, call_t *c)
 	avr->pc = h->entry;
 	avr->state = cpu_Running;
 	saw_invalid_opcode = 0;
+	c->ret_pc = h->done;
+	if (!(c->flags & FLAG_RANDOM_RAM))
+		return;
+	if (avr->rampz) /* only the bits that address the part's flash */
+		avr->data[avr->rampz] = rng8() % ((avr->flashend >> 16) + 1);
+	uint32_t past = (h->codeend + 1) & ~1u, words = (avr->flashend + 1 - past) / 2;
+	if (past <= avr->flashend && words > 1) {
+		uint32_t pick = rng8();
+		pick |= (uint32_t)rng8() << 8;
+		pick |= (uint32_t)rng8() << 16;
+		c->ret_pc = past + 2 * (pick % words);
+	}
+}
+
+/* the return address the harness CALL just pushed below the caller's SP (high byte lowest),
+ * replaced by the call's ret_pc */
+static void set_return_address(host_t *h, call_t *c)
+{
+	uint32_t word = c->ret_pc >> 1;
+	for (int i = 0; i < h->asz; i++, word >>= 8)
+		h->avr->data[c->sptop - i] = word & 0xff;
 }
 
 /* one step of the routine (or of the handler of a requested interrupt); returns 0 to go on */
@@ -663,7 +710,7 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 		}
 		leaving_isr = flash16(avr, pc) == 0x9518;
 	} else {
-		if (pc == h->done)
+		if (pc == c->ret_pc)
 			return 1;
 		if (pc == (uint32_t)h->core_begin && *cb_cycle < 0)
 			*cb_cycle = avr->cycle;
@@ -685,6 +732,12 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 		if (lacking) {
 			snprintf(r->errbuf, sizeof r->errbuf, "executes %s at PC=0x%x, which this part "
 				 "does not have", lacking, pc);
+			r->err = r->errbuf;
+			return 1;
+		}
+		const char *system = system_instruction(op);
+		if (system) {
+			snprintf(r->errbuf, sizeof r->errbuf, "executes %s, at PC=0x%x", system, pc);
 			r->err = r->errbuf;
 			return 1;
 		}
@@ -740,6 +793,8 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 		return 0;
 	}
 	r->ninstr++;
+	if (r->ninstr == 0 && c->ret_pc != h->done) /* the harness CALL has run */
+		set_return_address(h, c);
 	if (!t->sp_pending) { /* (SPH written first may put SP a page off until SPL follows) */
 		track_exposure(t, t->settled_sp, sp_get(avr), h->ramend);
 		t->settled_sp = sp_get(avr);
@@ -758,9 +813,11 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 	}
 	/* an interrupt can be taken here if I was set before the instruction and still is (an
 	 * instruction that sets I delays interrupts by one more instruction) */
-	if (avr->sreg[S_I] && i_before && avr->pc != h->done) {
+	if (avr->sreg[S_I] && i_before && avr->pc != c->ret_pc) {
 		t->boundaries++;
 		t->last_boundary = r->ninstr;
+		if (!t->sp_pending && sp_get(avr) < r->minsp) /* a dip between OUTs counts here */
+			r->minsp = sp_get(avr);
 		if (t->sp_pending)
 			set_hazard(t, "SP half-written after instruction %lld with interrupts enabled "
 				   "(SPL and SPH set by separate OUTs)", r->ninstr);
@@ -888,7 +945,7 @@ static void read_input(void)
 	}
 	inbuf[len] = 0;
 	char *magic = strtok_r(inbuf, " \t\r\n", &tokp);
-	if (!magic || strcmp(magic, "AVRMP3"))
+	if (!magic || strcmp(magic, "AVRMP4"))
 		fatal("bad input header from the Python driver");
 }
 
@@ -898,6 +955,7 @@ static void setup(host_t *h, const char *elf, const char *mcu, const char *top)
 	static avr_int_vector_t vec;
 	h->entry = next_num();
 	h->done = next_num();
+	h->harness_end = next_num();
 	h->core_begin = next_num();
 	h->core_end = next_num();
 	h->max_cycles = next_num();
@@ -985,6 +1043,11 @@ int main(int argc, char **argv)
 		t.clobbered = h.clobbered;
 		t.exposed = h.exposed;
 		t.settled_sp = c.sptop;
+		t.rampz = h.avr->rampz;
+		t.own_flash[0] = h.vec_addr + h.avr->vector_size; /* past the harness's two vectors */
+		t.own_flash[1] = h.entry;
+		t.own_flash[2] = h.harness_end;
+		t.own_flash[3] = h.codeend;
 		memset(h.wrote, 0, (h.ramend + 1) * sizeof(long long)); /* SRAM is all they mark */
 		memset(h.clobbered, 0, (h.ramend + 1) * sizeof(long long));
 		memset(h.exposed, 0xff, (h.ramend + 1) * sizeof(long long)); /* -1: none exposed */

@@ -21,6 +21,7 @@ HARNESS_NAME = "__avrmp_harness.S"
 ENTRY_SYMBOL = "__avrmp_entry"
 DONE_SYMBOL = "__avrmp_done"
 ISR_SYMBOL = "__avrmp_isr"
+HARNESS_END_SYMBOL = "__avrmp_isr_end"  # the handler is the harness's last code
 
 # Vector 1 is the harness's interrupt; the runner raises it (see runner_c/host.c, IRQ_VECTOR).
 _HARNESS_TEMPLATE = """\
@@ -75,8 +76,8 @@ __avrmp_vectors:
     out __SREG__, r0
     pop r0
     reti
-    .global __avrmp_isr_end
-__avrmp_isr_end:
+    .global {isr_end}
+{isr_end}:
 """
 
 
@@ -87,6 +88,7 @@ class Firmware:
     symbol: str
     entry: int  # byte address of the harness stub that calls the routine
     done: int  # byte address reached after the routine returns
+    harness_end: int  # byte address where the harness's code ends (the routine's follows)
     core_begin: int | None
     core_end: int | None
     code_bytes: int
@@ -103,8 +105,8 @@ def find_avr_gcc() -> str:
 
 def harness_text(symbol: str) -> str:
     return _HARNESS_TEMPLATE.format(
-        symbol=symbol, entry=ENTRY_SYMBOL, done=DONE_SYMBOL, isr=ISR_SYMBOL
-    )
+        symbol=symbol, entry=ENTRY_SYMBOL, done=DONE_SYMBOL, isr=ISR_SYMBOL,
+        isr_end=HARNESS_END_SYMBOL)
 
 
 _ERR_RE = re.compile(
@@ -291,6 +293,7 @@ def _read_firmware(elf: Path, mcu: str, symbol: str) -> Firmware:
         symbol=symbol,
         entry=by_name[ENTRY_SYMBOL][1],
         done=by_name[DONE_SYMBOL][1],
+        harness_end=by_name[HARNESS_END_SYMBOL][1],
         core_begin=core_begin,
         core_end=core_end,
         code_bytes=code_bytes,
