@@ -66,11 +66,12 @@ def test_faulty_routine_is_refused(symbol, problem, capsys) -> None:
     assert "--seed" in last
 
 
-@pytest.mark.parametrize("symbol", ["add16", "add16_frames", "add16_sreg_by_st"])
+@pytest.mark.parametrize("symbol", ["add16", "add16_frames", "add16_sreg_by_st", "add16_lowtext"])
 def test_the_right_ones_pass_with_every_check(symbol, capsys) -> None:
     """add16_frames moves SP by avr-gcc's sequence (SPH first) across pages: SP a page off
     between the two OUTs, with interrupts disabled, exposes nothing; add16_sreg_by_st reaches
-    SREG through its data address."""
+    SREG through its data address; add16_lowtext calls code that the linker puts below the
+    harness, above the vector table (as it puts trampolines there)."""
     status, out, err = verify(capsys, ASM, symbol, "--bits", "16", "--op", "add", "--seed", "1")
     assert status == 0, err
     assert re.search(r"1424 inputs \(seed \d+\), an interrupt after every instruction on \d+ "

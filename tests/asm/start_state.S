@@ -382,6 +382,18 @@ add16_sp_dip:
     SUM add
     ret
 
+; right: its sum in a helper in .lowtext, which avr-ld puts between the vector table and .text
+    .global add16_lowtext
+add16_lowtext:
+    LOADS
+    rcall add16_low_sum
+    ret
+    .section .lowtext,"ax",@progbits
+add16_low_sum:
+    SUM add
+    ret
+    .text
+
 ; reads the byte after its code as an all-ones mask: unprogrammed flash in a harness, someone
 ; else's code or data in a program (keep it last in the file)
     .global add16_flash_past

@@ -533,7 +533,7 @@ static const char *system_instruction(uint16_t op)
 }
 
 typedef struct {
-	uint32_t entry, done, harness_end, codeend, vec_addr, ramstart, ramend, sptop_default;
+	uint32_t entry, done, harness_end, codeend, vec_addr, vec_end, ramstart, ramend, sptop_default;
 	int lacks; /* LACKS_* bits: instructions the part does not have */
 	long long core_begin, core_end;
 	uint64_t max_cycles;
@@ -722,7 +722,7 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 			return 1;
 		}
 		uint16_t op = flash16(avr, pc);
-		if (pc < h->entry) {
+		if (pc < h->vec_end) { /* (above them avr-ld puts PROGMEM, trampolines, .lowtext) */
 			snprintf(r->errbuf, sizeof r->errbuf, "jumped into the vector table (PC=0x%x%s)",
 				 pc, pc ? "" : ", the reset vector: the part restarts");
 			r->err = r->errbuf;
@@ -981,6 +981,7 @@ static void setup(host_t *h, const char *elf, const char *mcu, const char *top)
 	h->asz = h->avr->address_size ? h->avr->address_size : 2;
 	h->codeend = fw.flashbase + fw.flashsize;
 	h->vec_addr = IRQ_VECTOR * h->avr->vector_size;
+	h->vec_end = h->vec_addr + h->avr->vector_size; /* the harness's two vectors */
 	memset(&vec, 0, sizeof vec);
 	vec.vector = IRQ_VECTOR;
 	vec.enable.reg = IRQ_ENABLE_ADDR;
@@ -1044,7 +1045,7 @@ int main(int argc, char **argv)
 		t.exposed = h.exposed;
 		t.settled_sp = c.sptop;
 		t.rampz = h.avr->rampz;
-		t.own_flash[0] = h.vec_addr + h.avr->vector_size; /* past the harness's two vectors */
+		t.own_flash[0] = h.vec_end;
 		t.own_flash[1] = h.entry;
 		t.own_flash[2] = h.harness_end;
 		t.own_flash[3] = h.codeend;
