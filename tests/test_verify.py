@@ -46,6 +46,9 @@ FAULTS = [
     ("add16_return_address", "result"),  # reads its return address, which the call site sets
     ("add16_wdr", "executes WDR, which resets the caller's watchdog timer"),
     ("add16_flash_past", "reads program memory at 0x"),  # past its code: unprogrammed here
+    ("add16_undefined_ld", "undefined on the AVR"),
+    ("add16_vector", "jumped into the vector table"),  # above the harness's own two vectors
+    ("add16_sph_stash", "result"),  # SPH's unimplemented bits read back as 0
 ]
 
 
@@ -98,6 +101,19 @@ def test_rampz_is_the_callers_and_the_routines_to_clobber(capsys) -> None:
     status, out, err = verify(capsys, ASM, "add16_elpm", *args)
     assert "PASS add16_elpm" in out
     assert status == 0, err
+    # RAMPZ holds only the bits that address the part's flash: not a spare register
+    status, _, err = verify(capsys, ASM, "add16_rampz_stash", *args[:-1], "atmega128")
+    assert status == 1 and "result" in err, err
+
+
+def test_code_the_start_up_runs_is_refused(tmp_path, capsys) -> None:
+    """Code in .init4 runs at reset in a real program (the harness has no start-up code, so it
+    would only run when called): verify names the section instead of passing it."""
+    asm = tmp_path / "init.S"
+    asm.write_text(".global f\nf:\n    rcall g\n    ret\n    .section .init4,\"ax\",@progbits\n"
+                   "g:\n    ret\n")
+    status, _, err = verify(capsys, asm, "f", "--bits", "16", "--op", "add", "--tests", "20")
+    assert status == 2 and "puts code or data in .init4, which the start-up code runs" in err, err
 
 
 def test_a_stack_dip_between_outs_counts(capsys) -> None:

@@ -382,6 +382,56 @@ add16_sp_dip:
     SUM add
     ret
 
+; loads a[1] by LD r26, X+, which the AVR manual leaves undefined (simavr lets the load win)
+    .global add16_undefined_ld
+add16_undefined_ld:
+    movw r26, r22
+    ld r18, X+
+    ld r26, X+              ; undefined: r26 is X's own
+    mov r19, r26
+    movw r30, r20
+    ld r20, Z+
+    ld r21, Z
+    movw r30, r24
+    SUM add
+    ret
+
+; calls into the part's vector table above the harness's two vectors (its last word): in a
+; real program, a vector the start-up code points at __bad_interrupt, which restarts the part
+    .global add16_vector
+add16_vector:
+    LOADS
+    rcall __avrmp_vectors_end - 2
+    SUM add
+    ret
+
+; parks a[1] in SPH with interrupts off: the bits SPH does not implement read back as 0
+    .global add16_sph_stash
+add16_sph_stash:
+    in r0, SREG_IO
+    cli
+    in r23, SPH_IO
+    LOADS
+    out SPH_IO, r19
+    clr r19
+    in r19, SPH_IO
+    out SPH_IO, r23
+    out SREG_IO, r0
+    SUM add
+    ret
+
+#ifdef __AVR_HAVE_RAMPZ__
+; parks a[1] in RAMPZ, whose bits beyond the part's flash read back as 0
+    .global add16_rampz_stash
+add16_rampz_stash:
+    LOADS
+    out RAMPZ_IO, r19
+    clr r19
+    in r19, RAMPZ_IO
+    SUM add
+    ret
+#endif
+
 ; right: its sum in a helper in .lowtext, which avr-ld puts between the vector table and .text
     .global add16_lowtext
 add16_lowtext:

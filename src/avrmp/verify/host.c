@@ -4,16 +4,17 @@
  * Usage: avrmp-host FIRMWARE.elf MCU [STACK_TOP] < batch
  *
  * Input (whitespace separated tokens):
- *   AVRMP4 entry done harness_end core_begin core_end max_cycles lacks ncalls nops rmax
- *   opmax_1..opmax_nops
+ *   AVRMP5 entry done vectors_end harness_end core_begin core_end max_cycles lacks ncalls nops
+ *   rmax opmax_1..opmax_nops
  *   then per call:
  *   rlen irq_at seed flags sreg sptop r_addr op_addr_1..op_addr_nops nints int_1..int_nints
  *   op_1..op_nops   (ops as hex, "-" when empty)
  * lacks: 1 = the part has no MUL family, 2 = no JMP/CALL (the host refuses them when run).
  * All numbers are decimal; core_begin/core_end/irq_at are -1 when absent; sptop, r_addr and the
  * op_addrs 0 for the default layout (buffers low in SRAM, SP at STACK_TOP or RAMEND).
+ * vectors_end: where the part's vector table ends (the harness pads its two vectors to it);
  * harness_end: where the harness's code ends; the routine's code and data are the flash between
- *   the vector table and entry and between harness_end and the end of the program (avr-ld puts
+ *   vectors_end and entry and between harness_end and the end of the program (avr-ld puts
  *   PROGMEM before the harness and .text after it); LPM/ELPM elsewhere is refused.
  * flags: 1 = fill SRAM outside the operands with random bytes (from seed) instead of zeros, and
  *            RAMPZ and the return address too (the routine returns past the program, at an
@@ -520,6 +521,32 @@ static const char *lacking_instruction(int lacks, uint16_t op)
 	return NULL;
 }
 
+/* The AVR manual leaves LD/ST with a pointer's own register and that pointer incremented or
+ * decremented undefined (LD r26, X+; ST -Y, r29; LPM r30, Z+): simavr gives one answer, a part
+ * may give another.  Returns the pointer's name, or NULL. */
+static const char *undefined_combination(uint16_t op)
+{
+	if ((op & 0xFC00) != 0x9000)
+		return NULL;
+	int d = (op >> 4) & 0x1F, store = op & 0x0200;
+	switch (op & 0xF) {
+	case 0x1: case 0x2: return d >= 30 ? "Z" : NULL;
+	case 0x5: case 0x7: return !store && d >= 30 ? "Z" : NULL; /* LPM/ELPM Rd, Z+ */
+	case 0x9: case 0xA: return d == 28 || d == 29 ? "Y" : NULL;
+	case 0xD: case 0xE: return d == 26 || d == 27 ? "X" : NULL;
+	}
+	return NULL;
+}
+
+/* the mask of bits up to the highest set in v: what a register that holds v must implement */
+static uint8_t implemented_bits(uint32_t v)
+{
+	uint8_t m = 0;
+	while (m < v)
+		m = (uint8_t)(m << 1 | 1);
+	return m;
+}
+
 /* What op does to the part beyond the call, if it is one of the instructions that reach past
  * registers and memory (SLEEP is caught by simavr's state). */
 static const char *system_instruction(uint16_t op)
@@ -534,6 +561,7 @@ static const char *system_instruction(uint16_t op)
 
 typedef struct {
 	uint32_t entry, done, harness_end, codeend, vec_addr, vec_end, ramstart, ramend, sptop_default;
+	uint8_t sph_mask, rampz_mask; /* the bits of SPH and RAMPZ the part implements */
 	int lacks; /* LACKS_* bits: instructions the part does not have */
 	long long core_begin, core_end;
 	uint64_t max_cycles;
@@ -677,7 +705,7 @@ static void start_state(host_t *h, call_t *c)
 	if (!(c->flags & FLAG_RANDOM_RAM))
 		return;
 	if (avr->rampz) /* only the bits that address the part's flash */
-		avr->data[avr->rampz] = rng8() % ((avr->flashend >> 16) + 1);
+		avr->data[avr->rampz] = rng8() & h->rampz_mask;
 	uint32_t past = (h->codeend + 1) & ~1u, words = (avr->flashend + 1 - past) / 2;
 	if (past <= avr->flashend && words > 1) {
 		uint32_t pick = rng8();
@@ -722,7 +750,7 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 			return 1;
 		}
 		uint16_t op = flash16(avr, pc);
-		if (pc < h->vec_end) { /* (above them avr-ld puts PROGMEM, trampolines, .lowtext) */
+		if (pc < h->vec_end) {
 			snprintf(r->errbuf, sizeof r->errbuf, "jumped into the vector table (PC=0x%x%s)",
 				 pc, pc ? "" : ", the reset vector: the part restarts");
 			r->err = r->errbuf;
@@ -732,6 +760,14 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 		if (lacking) {
 			snprintf(r->errbuf, sizeof r->errbuf, "executes %s at PC=0x%x, which this part "
 				 "does not have", lacking, pc);
+			r->err = r->errbuf;
+			return 1;
+		}
+		const char *pointer = undefined_combination(op);
+		if (pointer) {
+			snprintf(r->errbuf, sizeof r->errbuf, "executes 0x%04x at PC=0x%x, a load or "
+				 "store through %s, incremented or decremented, of one of %s's own registers: "
+				 "undefined on the AVR", op, pc, pointer, pointer);
 			r->err = r->errbuf;
 			return 1;
 		}
@@ -769,6 +805,10 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 	int profiled = (c->flags & FLAG_PROFILE) && !*in_isr &&
 		       (h->core_begin < 0 || (*cb_cycle >= 0 && *ce_cycle < 0));
 	avr_run(avr);
+	/* the bits a part does not implement read 0 (simavr keeps all eight) */
+	avr->data[IO_SPH] &= h->sph_mask;
+	if (avr->rampz)
+		avr->data[avr->rampz] &= h->rampz_mask;
 	if (profiled)
 		h->prof[pc >> 1] += avr->cycle - before;
 	/* simavr lets two instructions run after I is set before a pending interrupt is taken;
@@ -945,7 +985,7 @@ static void read_input(void)
 	}
 	inbuf[len] = 0;
 	char *magic = strtok_r(inbuf, " \t\r\n", &tokp);
-	if (!magic || strcmp(magic, "AVRMP4"))
+	if (!magic || strcmp(magic, "AVRMP5"))
 		fatal("bad input header from the Python driver");
 }
 
@@ -955,6 +995,7 @@ static void setup(host_t *h, const char *elf, const char *mcu, const char *top)
 	static avr_int_vector_t vec;
 	h->entry = next_num();
 	h->done = next_num();
+	h->vec_end = next_num();
 	h->harness_end = next_num();
 	h->core_begin = next_num();
 	h->core_end = next_num();
@@ -981,7 +1022,8 @@ static void setup(host_t *h, const char *elf, const char *mcu, const char *top)
 	h->asz = h->avr->address_size ? h->avr->address_size : 2;
 	h->codeend = fw.flashbase + fw.flashsize;
 	h->vec_addr = IRQ_VECTOR * h->avr->vector_size;
-	h->vec_end = h->vec_addr + h->avr->vector_size; /* the harness's two vectors */
+	h->sph_mask = implemented_bits(h->ramend >> 8);
+	h->rampz_mask = implemented_bits(h->avr->flashend >> 16);
 	memset(&vec, 0, sizeof vec);
 	vec.vector = IRQ_VECTOR;
 	vec.enable.reg = IRQ_ENABLE_ADDR;

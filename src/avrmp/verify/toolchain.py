@@ -22,10 +22,14 @@ ENTRY_SYMBOL = "__avrmp_entry"
 DONE_SYMBOL = "__avrmp_done"
 ISR_SYMBOL = "__avrmp_isr"
 HARNESS_END_SYMBOL = "__avrmp_isr_end"  # the handler is the harness's last code
+VECTORS_END_SYMBOL = "__avrmp_vectors_end"
+# Sections the start-up code runs at reset (or at exit): code there is not the routine's to call.
+STARTUP_SECTIONS = (".init", ".fini", ".ctors", ".dtors")
 
 # Vector 1 is the harness's interrupt; the runner raises it (see runner_c/host.c, IRQ_VECTOR).
 _HARNESS_TEMPLATE = """\
 ; avrmp test harness: calls {symbol} once, then stops.
+#include <avr/io.h>
 #ifdef __AVR_HAVE_JMP_CALL__
 #define XJMP jmp
 #define XCALL call
@@ -40,6 +44,9 @@ __SREG__ = 0x3f
 __avrmp_vectors:
     XJMP {done}
     XJMP {isr}
+    .org _VECTORS_SIZE      ; the part's whole table, so the routine's code and data lie where
+    .global {vectors_end}   ; they do in a real program
+{vectors_end}:
 
     .text
     .global {entry}
@@ -88,6 +95,7 @@ class Firmware:
     symbol: str
     entry: int  # byte address of the harness stub that calls the routine
     done: int  # byte address reached after the routine returns
+    vectors_end: int  # byte address where the part's vector table ends
     harness_end: int  # byte address where the harness's code ends (the routine's follows)
     core_begin: int | None
     core_end: int | None
@@ -106,7 +114,7 @@ def find_avr_gcc() -> str:
 def harness_text(symbol: str) -> str:
     return _HARNESS_TEMPLATE.format(
         symbol=symbol, entry=ENTRY_SYMBOL, done=DONE_SYMBOL, isr=ISR_SYMBOL,
-        isr_end=HARNESS_END_SYMBOL)
+        isr_end=HARNESS_END_SYMBOL, vectors_end=VECTORS_END_SYMBOL)
 
 
 _ERR_RE = re.compile(
@@ -234,7 +242,20 @@ def _assemble_user(gcc: str, asm: Path, mcu: str, workdir: Path) -> Path:
         raise AvrmpError(
             f"assembler error in {_first_error(out, 'avr-gcc failed')}: fix the assembly source"
         )
+    _refuse_startup_code(user_obj, asm)
     return user_obj
+
+
+def _refuse_startup_code(user_obj: Path, asm: Path) -> None:
+    """A routine with code or data in a section the start-up code runs (.init4, say) would run
+    at reset in a real program, where the harness (linked without start-up files) never runs
+    it."""
+    with user_obj.open("rb") as fh:
+        names = [sec.name for sec in ELFFile(fh).iter_sections() if sec["sh_size"]]
+    bad = next((n for n in names if n.startswith(STARTUP_SECTIONS)), None)
+    if bad:
+        raise AvrmpError(f"{asm} puts code or data in {bad}, which the start-up code runs at "
+                         "reset: move it to .text")
 
 
 def _check_symbol(user_obj: Path, asm: Path, symbol: str) -> None:
@@ -293,6 +314,7 @@ def _read_firmware(elf: Path, mcu: str, symbol: str) -> Firmware:
         symbol=symbol,
         entry=by_name[ENTRY_SYMBOL][1],
         done=by_name[DONE_SYMBOL][1],
+        vectors_end=by_name[VECTORS_END_SYMBOL][1],
         harness_end=by_name[HARNESS_END_SYMBOL][1],
         core_begin=core_begin,
         core_end=core_end,
