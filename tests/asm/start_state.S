@@ -3,15 +3,20 @@
 ; start state, an interrupt, a flash read or an I/O write check exposes.
 #include "set_sp.inc"
 
-; X = a, Z = b, r18:r19 = a, r20:r21 = b, Z = r
-.macro LOADS
-    movw r26, r22
+; r20:r21 = b, then Z = r
+.macro LOAD_B
     movw r30, r20
-    ld r18, X+
-    ld r19, X
     ld r20, Z+
     ld r21, Z
     movw r30, r24
+.endm
+
+; X = a, r18:r19 = a, r20:r21 = b, Z = r
+.macro LOADS
+    movw r26, r22
+    ld r18, X+
+    ld r19, X
+    LOAD_B
 .endm
 
 ; r = r19:r18 + r21:r20 with the carry in r[2]; \first is add (right) or adc (wrong)
@@ -96,10 +101,7 @@ add16_page_wrap:
     ld r18, X
     inc r26
     ld r19, X
-    movw r30, r20
-    ld r20, Z+
-    ld r21, Z
-    movw r30, r24
+    LOAD_B
     SUM add
     ret
 
@@ -389,10 +391,7 @@ add16_undefined_ld:
     ld r18, X+
     ld r26, X+              ; undefined: r26 is X's own
     mov r19, r26
-    movw r30, r20
-    ld r20, Z+
-    ld r21, Z
-    movw r30, r24
+    LOAD_B
     SUM add
     ret
 
