@@ -77,7 +77,7 @@ def test_the_right_ones_pass_with_every_check(symbol, capsys) -> None:
     harness, above the vector table (as it puts trampolines there)."""
     status, out, err = verify(capsys, ASM, symbol, "--bits", "16", "--op", "add", "--seed", "1")
     assert status == 0, err
-    assert re.search(r"1424 inputs \(seed \d+\), an interrupt after every instruction on \d+ "
+    assert re.search(r"\d{4} inputs \(seed \d+\), an interrupt after every instruction on \d+ "
                      r"inputs", out), out
 
 
@@ -89,6 +89,31 @@ def test_an_instruction_the_part_lacks_is_refused(capsys) -> None:
     assert status == 0, out
     status, _, err = verify(capsys, ASM, "add16_word_mul", *args, "--mcu", "attiny85")
     assert status == 1 and "executes MUL at PC=0x" in err and "does not have" in err, err
+
+
+def test_a_carry_dropped_along_a_run_of_ff_is_found(tmp_path, capsys) -> None:
+    """The generated 128-bit Karatsuba with one ADC of the ripple that carries X_1's carry through
+    three bytes of U made an ADD: only sums that hold three 0xFF bytes in a row there show it.
+    The extreme-byte and random operands missed it on every seed tried; the byte runs find it."""
+    routine = generate(Spec("mul", 128, "karatsuba"))
+    asm, _ = write_routine(routine, tmp_path)
+    lines = asm.read_text().splitlines()
+    at = next(i for i, ln in enumerate(lines) if "C = carry of X_1" in ln) + 4
+    assert lines[at].lstrip().startswith("adc"), lines[at]
+    lines[at] = lines[at].replace("adc", "add", 1)
+    asm.write_text("\n".join(lines) + "\n")
+    status, _, err = verify(capsys, asm, routine.spec.symbol, "--bits", "128", "--op", "mul",
+                            "--seed", "1", "--no-interrupts")
+    assert status == 1 and "result" in err, err
+
+
+def test_the_load_passes_random_operands_as_one_buffer() -> None:
+    """f(r, x, x) meets more than the edge cases' few values: the load ends with pairs (x, x) of
+    random and run operands, every other one passed as one buffer (checks.calls)."""
+    load = list(inputs.test_operands(8, 2, 10, seed=3, runs=5, aliased=inputs.ALIASED))
+    tail = load[-inputs.ALIASED:]
+    assert all(a == b for a, b in tail) and len({a for a, _ in tail}) > inputs.ALIASED // 2
+    assert len(load[:-inputs.ALIASED]) == len(list(inputs.test_operands(8, 2, 10, 3, runs=5)))
 
 
 def test_rampz_is_the_callers_and_the_routines_to_clobber(capsys) -> None:
@@ -104,6 +129,20 @@ def test_rampz_is_the_callers_and_the_routines_to_clobber(capsys) -> None:
     # RAMPZ holds only the bits that address the part's flash: not a spare register
     status, _, err = verify(capsys, ASM, "add16_rampz_stash", *args[:-1], "atmega128")
     assert status == 1 and "result" in err, err
+
+
+@pytest.mark.parametrize("where", ["begin = end", "end first"])
+def test_core_labels_must_frame_the_core(where, tmp_path, capsys) -> None:
+    """The core cycles are timed between NAME__core_begin and NAME__core_end: labels that
+    frame nothing, or in the wrong order, are refused (they reported 0 and -393 cycles)."""
+    asm = tmp_path / "core.S"
+    begin, end = ".global f__core_begin\nf__core_begin:\n", ".global f__core_end\nf__core_end:\n"
+    body = "    movw r30, r24\n    st Z+, r1\n    st Z+, r1\n    st Z, r1\n"
+    first, second = (begin, end) if where == "begin = end" else (end, begin)
+    asm.write_text(f".global f\nf:\n{first}{second if where == 'begin = end' else ''}{body}"
+                   f"{'' if where == 'begin = end' else second}    ret\n")
+    status, _, err = verify(capsys, asm, "f", "--bits", "16", "--op", "add", "--tests", "20")
+    assert status == 2 and "must lie inside f, begin before end" in err, err
 
 
 def test_code_the_start_up_runs_is_refused(tmp_path, capsys) -> None:

@@ -32,6 +32,7 @@ from ..routine.generate import stack_bound
 from ..spec import Spec, data_bytes, operand_count, result_bytes
 from ..target.avr.parts import MCUS, get_mcu
 from .inputs import (
+    ALIASED,
     DEFAULT_TESTS,
     GUARD,
     check_tests,
@@ -46,6 +47,10 @@ CHUNK = 2000  # calls per simulator process: memory stays bounded whatever --tes
 # Instruction boundaries per verification at which an interrupt is taken (about 2 us each):
 # every input of a small routine, a few (at least one) of the largest.
 INTERRUPT_BUDGET = 500_000
+# Instructions per verification for the operands of byte runs (inputs.test_operands), at most
+# RUNS_PER_BYTE an operand byte: 4000 inputs of a 128-bit multiplication, 32 of the largest.
+RUN_BUDGET = 8_000_000
+RUNS_PER_BYTE, MIN_RUNS = 250, 32
 
 
 @dataclass
@@ -141,6 +146,7 @@ class Load:
     ram: tuple[int, int]
     stack_need: int
     interrupt_inputs: int
+    runs: int  # operands of byte runs (inputs.test_operands)
 
 
 def calls(load: Load, tests: int, seed: int) -> Iterator[tuple[Call, bytes]]:
@@ -150,7 +156,8 @@ def calls(load: Load, tests: int, seed: int) -> Iterator[tuple[Call, bytes]]:
     rng = random.Random(seed)
     sizes = [result_bytes(load.op, load.nbytes)] + [load.nbytes] * n_inputs
     equal_pairs = 0
-    for idx, ops in enumerate(test_operands(load.nbytes, n_inputs, tests, seed)):
+    load_ops = test_operands(load.nbytes, n_inputs, tests, seed, load.runs, ALIASED)
+    for idx, ops in enumerate(load_ops):
         operands = tuple(x.to_bytes(load.nbytes, "little") for x in ops)
         where = random_layout(rng, load.ram, sizes, load.stack_need)
         layout = None if where is None else Layout(*where)
@@ -180,8 +187,9 @@ def verify_firmware(fw: Firmware, op: str, nbytes: int, variant: str = "branchfr
         report.failures.append(Failure(0, "execution", probe.error, operands))
         return report
     swept = max(1, INTERRUPT_BUDGET // max(1, probe.instructions)) if interrupts else 0
+    runs = max(MIN_RUNS, min(RUNS_PER_BYTE * nbytes, RUN_BUDGET // max(1, probe.instructions)))
     load = Load(op, nbytes, int_args, (probe.r_addr - 16, probe.sp_top), probe.stack_depth + 4,
-                swept)
+                swept, runs)
     report.inputs, first, todo = 0, None, calls(load, tests, seed)
     with progress_bar(enabled=progress, desc="verify", unit="input") as bar:
         while chunk := list(islice(todo, CHUNK)):

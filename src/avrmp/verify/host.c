@@ -740,10 +740,17 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 	} else {
 		if (pc == c->ret_pc)
 			return 1;
-		if (pc == (uint32_t)h->core_begin && *cb_cycle < 0)
-			*cb_cycle = avr->cycle;
-		if (pc == (uint32_t)h->core_end && *ce_cycle < 0)
-			*ce_cycle = avr->cycle;
+		if (pc == (uint32_t)h->core_begin || pc == (uint32_t)h->core_end) {
+			int begin = pc == (uint32_t)h->core_begin;
+			long long *at = begin ? cb_cycle : ce_cycle;
+			if (*at >= 0 || (!begin && *cb_cycle < 0)) {
+				r->err = begin ? "passes core_begin twice: the core is timed once" :
+					 *at >= 0 ? "passes core_end twice: the core is timed once" :
+					 "reaches core_end before core_begin";
+				return 1;
+			}
+			*at = avr->cycle;
+		}
 		if (pc + 2 > h->codeend) {
 			snprintf(r->errbuf, sizeof r->errbuf, "jumped outside the program (PC=0x%x)", pc);
 			r->err = r->errbuf;

@@ -68,9 +68,26 @@ def _structured_operand(n: int, rng: random.Random) -> int:
     return int.from_bytes(raw, "little")
 
 
-def test_operands(n: int, n_inputs: int, count: int, seed: int = 1) -> Iterator[tuple[int, ...]]:
+RUN_BYTES = (0x00, 0xFF, 0xFF, 0x01, 0xFE, None)  # None: a random byte
+ALIASED = 64  # pairs (x, x) for the end of a two-operand load: half run as f(r, x, x)
+
+
+def _run_operand(n: int, rng: random.Random) -> int:
+    """An operand of byte runs (mostly 0x00 and 0xFF) of random lengths: its products and the
+    sums built from them hold long runs of 0xFF, along which a dropped carry would have had to
+    ripple, at every position."""
+    raw = bytearray()
+    while len(raw) < n:
+        v = rng.choice(RUN_BYTES)
+        raw += bytes([rng.getrandbits(8) if v is None else v]) * rng.randint(1, max(1, n // 2))
+    return int.from_bytes(raw[:n], "little")
+
+
+def test_operands(n: int, n_inputs: int, count: int, seed: int = 1, runs: int = 0,
+                  aliased: int = 0) -> Iterator[tuple[int, ...]]:
     """Edge cases first, then Karatsuba sign patterns, then operands of extreme bytes, then
-    `count` uniformly random tuples."""
+    `count` uniformly random tuples, then `runs` tuples of byte runs and (for two operands)
+    `aliased` pairs (x, x) of random and run operands."""
     rng = random.Random(seed)
     top = (1 << (8 * n)) - 1
     edges = [0, top, 1, 1 << (8 * n - 1), top - 1, top >> 1, top ^ (top >> 1)]
@@ -89,6 +106,12 @@ def test_operands(n: int, n_inputs: int, count: int, seed: int = 1) -> Iterator[
         yield tuple(_structured_operand(n, structured) for _ in range(n_inputs))
     for _ in range(count):
         yield tuple(rng.getrandbits(8 * n) for _ in range(n_inputs))
+    tail = random.Random(seed ^ 0x52554E)  # its own stream too
+    for _ in range(runs):
+        yield tuple(_run_operand(n, tail) for _ in range(n_inputs))
+    for k in range(aliased if n_inputs == 2 else 0):
+        x = _run_operand(n, tail) if k % 2 else tail.getrandbits(8 * n)
+        yield (x, x)
 
 
 GUARD = 16  # bytes between buffers (the host's guard: reads there land in random bytes)

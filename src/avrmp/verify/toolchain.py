@@ -308,6 +308,9 @@ def _read_firmware(elf: Path, mcu: str, symbol: str) -> Firmware:
         raise AvrmpError(
             f"symbol '{missing}' missing in {elf}: define both core symbols or neither"
         )
+    if core_begin is not None and not addr <= core_begin < core_end <= addr + code_bytes:
+        raise AvrmpError(f"{symbol}__core_begin and {symbol}__core_end must lie inside {symbol}, "
+                         "begin before end: the core cycles are timed between them")
     return Firmware(
         elf=elf,
         mcu=mcu,
