@@ -107,6 +107,25 @@ def test_a_carry_dropped_along_a_run_of_ff_is_found(tmp_path, capsys) -> None:
     assert status == 1 and "result" in err, err
 
 
+def test_carry_mutants_of_a_generated_routine_are_refused(tmp_path, capsys) -> None:
+    """Every 30th ADC, SBC, SBCI or CPC of the generated 128-bit Karatsuba made carry-free: each
+    mutant must fail (all 414 of them do at --tests 200, seed 1; two survived before the load's
+    byte runs)."""
+    routine = generate(Spec("mul", 128, "karatsuba"))
+    asm, _ = write_routine(routine, tmp_path)
+    lines = asm.read_text().splitlines()
+    carry_free = {"adc": "add", "sbc": "sub", "sbci": "subi", "cpc": "cp"}
+    sites = [i for i, ln in enumerate(lines) if ln.split(" ")[0].strip() in carry_free]
+    assert len(sites) > 300
+    for i in sites[::30]:
+        mnemonic = lines[i].split()[0]
+        mutant = lines[:i] + [lines[i].replace(mnemonic, carry_free[mnemonic], 1)] + lines[i + 1:]
+        asm.write_text("\n".join(mutant) + "\n")
+        status, _, err = verify(capsys, asm, routine.spec.symbol, "--bits", "128", "--op", "mul",
+                                "--seed", "1", "--no-interrupts", "--tests", "200")
+        assert status == 1, (lines[i], err)
+
+
 def test_the_load_passes_random_operands_as_one_buffer() -> None:
     """f(r, x, x) meets more than the edge cases' few values: the load ends with pairs (x, x) of
     random and run operands, every other one passed as one buffer (checks.calls)."""
