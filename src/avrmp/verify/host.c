@@ -560,6 +560,38 @@ static const char *system_instruction(uint16_t op)
 }
 
 typedef struct {
+	const char *err;
+	char errbuf[200];
+	uint64_t abi, core;
+	uint32_t minsp;
+	long long ninstr;
+	int irq_taken, i_entry;
+	long irq_sp;
+} result_t;
+
+/* Whether op at pc may not run: the part lacks it, the AVR leaves it undefined, or it reaches
+ * past the call (the reason goes to r->err). */
+static int refused_instruction(int lacks, uint16_t op, uint32_t pc, result_t *r)
+{
+	const char *lacking = lacking_instruction(lacks, op);
+	const char *pointer = undefined_combination(op);
+	const char *system = system_instruction(op);
+	if (lacking)
+		snprintf(r->errbuf, sizeof r->errbuf, "executes %s at PC=0x%x, which this part "
+			 "does not have", lacking, pc);
+	else if (pointer)
+		snprintf(r->errbuf, sizeof r->errbuf, "executes 0x%04x at PC=0x%x, a load or store "
+			 "through %s, incremented or decremented, of one of %s's own registers: "
+			 "undefined on the AVR", op, pc, pointer, pointer);
+	else if (system)
+		snprintf(r->errbuf, sizeof r->errbuf, "executes %s, at PC=0x%x", system, pc);
+	else
+		return 0;
+	r->err = r->errbuf;
+	return 1;
+}
+
+typedef struct {
 	uint32_t entry, done, harness_end, codeend, vec_addr, vec_end, ramstart, ramend, sptop_default;
 	uint8_t sph_mask, rampz_mask; /* the bits of SPH and RAMPZ the part implements */
 	int lacks; /* LACKS_* bits: instructions the part does not have */
@@ -584,16 +616,6 @@ typedef struct {
 	long long ints[8];
 	uint8_t *opbuf[8];
 } call_t;
-
-typedef struct {
-	const char *err;
-	char errbuf[200];
-	uint64_t abi, core;
-	uint32_t minsp;
-	long long ninstr;
-	int irq_taken, i_entry;
-	long irq_sp;
-} result_t;
 
 static void read_call(host_t *h, call_t *c)
 {
@@ -763,27 +785,8 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 			r->err = r->errbuf;
 			return 1;
 		}
-		const char *lacking = lacking_instruction(h->lacks, op);
-		if (lacking) {
-			snprintf(r->errbuf, sizeof r->errbuf, "executes %s at PC=0x%x, which this part "
-				 "does not have", lacking, pc);
-			r->err = r->errbuf;
+		if (refused_instruction(h->lacks, op, pc, r))
 			return 1;
-		}
-		const char *pointer = undefined_combination(op);
-		if (pointer) {
-			snprintf(r->errbuf, sizeof r->errbuf, "executes 0x%04x at PC=0x%x, a load or "
-				 "store through %s, incremented or decremented, of one of %s's own registers: "
-				 "undefined on the AVR", op, pc, pointer, pointer);
-			r->err = r->errbuf;
-			return 1;
-		}
-		const char *system = system_instruction(op);
-		if (system) {
-			snprintf(r->errbuf, sizeof r->errbuf, "executes %s, at PC=0x%x", system, pc);
-			r->err = r->errbuf;
-			return 1;
-		}
 		t->pc_hash = (t->pc_hash ^ pc) * FNV_PRIME;
 		t->sp = sp_get(avr);
 		t->now = r->ninstr + 1;
