@@ -164,6 +164,17 @@ def test_core_labels_must_frame_the_core(where, tmp_path, capsys) -> None:
     assert status == 2 and "must lie inside f, begin before end" in err, err
 
 
+def test_core_labels_are_passed_in_order(tmp_path, capsys) -> None:
+    """Labels in order by address but run end first (a jump over the core) are refused by the
+    host, which times the core once, from begin to end."""
+    asm = tmp_path / "core.S"
+    asm.write_text(".global f\nf:\n    rjmp f__core_end\n.global f__core_begin\nf__core_begin:\n"
+                   "    nop\n.global f__core_end\nf__core_end:\n    movw r30, r24\n"
+                   "    st Z+, r1\n    st Z+, r1\n    st Z, r1\n    ret\n")
+    status, _, err = verify(capsys, asm, "f", "--bits", "16", "--op", "add", "--tests", "20")
+    assert status == 1 and "reaches core_end before core_begin" in err, err
+
+
 def test_code_the_start_up_runs_is_refused(tmp_path, capsys) -> None:
     """Code in .init4 runs at reset in a real program (the harness has no start-up code, so it
     would only run when called): verify names the section instead of passing it."""
