@@ -203,8 +203,14 @@ static int readable(trace_t *t, uint32_t a)
 	return 0;
 }
 
-/* a write to the I/O space (OUT, SBI, CBI, or a store to its data address): only the
- * routine's own SP and SREG handling */
+/* the CPU's own I/O registers, the routine's to read and write: SP, SREG and RAMPZ (which
+ * avr-gcc treats as call-clobbered); any other is a peripheral's */
+static inline int own_io(trace_t *t, uint32_t a)
+{
+	return a == IO_SPL || a == IO_SPH || a == IO_SREG || (t->rampz && a == t->rampz);
+}
+
+/* a write to the I/O space (OUT, SBI, CBI, or a store to its data address): only own_io */
 static inline void wr_io(trace_t *t, uint32_t a)
 {
 	if (a == IO_SPL || a == IO_SPH) {
@@ -213,7 +219,7 @@ static inline void wr_io(trace_t *t, uint32_t a)
 			t->sp_pending = 0;
 		return;
 	}
-	if (a == IO_SREG || (t->rampz && a == t->rampz)) /* RAMPZ: call-clobbered, as avr-gcc has it */
+	if (own_io(t, a))
 		return;
 	for (int i = 0; i < t->nio; i++)
 		if (t->io[i] == a)
@@ -222,11 +228,11 @@ static inline void wr_io(trace_t *t, uint32_t a)
 		t->io[t->nio++] = (uint16_t)a;
 }
 
-/* a read of the I/O space (IN, SBIC, SBIS, or a load from its data address): only SP and
- * SREG (reading a peripheral's register can change its state, e.g. a UART's data register) */
+/* a read of the I/O space (IN, SBIC, SBIS, or a load from its data address): only own_io
+ * (reading a peripheral's register can change its state, e.g. a UART's data register) */
 static inline void rd_io(trace_t *t, uint32_t a)
 {
-	if (a != IO_SPL && a != IO_SPH && a != IO_SREG && !(t->rampz && a == t->rampz))
+	if (!own_io(t, a))
 		set_bad_read(t, "instruction %lld reads I/O register 0x%02x (reading a peripheral's "
 			   "register can change its state)", t->now, a);
 }
@@ -573,18 +579,16 @@ typedef struct {
  * past the call (the reason goes to r->err). */
 static int refused_instruction(int lacks, uint16_t op, uint32_t pc, result_t *r)
 {
-	const char *lacking = lacking_instruction(lacks, op);
-	const char *pointer = undefined_combination(op);
-	const char *system = system_instruction(op);
-	if (lacking)
+	const char *why; /* each looked up only if the one before found nothing: a hot path */
+	if ((why = lacking_instruction(lacks, op)))
 		snprintf(r->errbuf, sizeof r->errbuf, "executes %s at PC=0x%x, which this part "
-			 "does not have", lacking, pc);
-	else if (pointer)
+			 "does not have", why, pc);
+	else if ((why = undefined_combination(op)))
 		snprintf(r->errbuf, sizeof r->errbuf, "executes 0x%04x at PC=0x%x, a load or store "
 			 "through %s, incremented or decremented, of one of %s's own registers: "
-			 "undefined on the AVR", op, pc, pointer, pointer);
-	else if (system)
-		snprintf(r->errbuf, sizeof r->errbuf, "executes %s, at PC=0x%x", system, pc);
+			 "undefined on the AVR", op, pc, why, why);
+	else if ((why = system_instruction(op)))
+		snprintf(r->errbuf, sizeof r->errbuf, "executes %s, at PC=0x%x", why, pc);
 	else
 		return 0;
 	r->err = r->errbuf;

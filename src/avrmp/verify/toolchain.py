@@ -279,7 +279,7 @@ def _check_symbol(user_obj: Path, asm: Path, symbol: str) -> None:
 def _read_firmware(elf: Path, mcu: str, symbol: str) -> Firmware:
     syms = _symbols(elf)
     by_name = {s[0]: s for s in syms}
-    for need in (symbol, ENTRY_SYMBOL, DONE_SYMBOL):
+    for need in (symbol, ENTRY_SYMBOL, DONE_SYMBOL, VECTORS_END_SYMBOL, HARNESS_END_SYMBOL):
         if need not in by_name:
             raise AvrmpError(f"symbol '{need}' missing from linked {elf}: rebuild the firmware")
     sym = by_name[symbol]
