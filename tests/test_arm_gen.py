@@ -19,10 +19,18 @@ from avrmp.techniques.arm7tdmi import operand_caching_chain as chain
 from avrmp.techniques.arm7tdmi.kernel import ArmKernel
 from avrmp.techniques.arm7tdmi.operand_caching import block_orders, build_order
 from avrmp.techniques.arm7tdmi.registry import ARM_ALGORITHMS, ARM_DEFAULT
+from avrmp.verify import arm_checks
 from avrmp.verify.arm_checks import verify_arm
 
 ROOT = Path(__file__).resolve().parent.parent
 SIZES = (64, 96, 128, 192, 320)
+
+
+@pytest.fixture(autouse=True)
+def _few_byte_runs(monkeypatch) -> None:
+    """Many routines here: a tenth of the byte runs each (the benchmark and the CLI run them
+    all)."""
+    monkeypatch.setattr(arm_checks, "ARM_RUN_BUDGET", arm_checks.ARM_RUN_BUDGET // 10)
 
 
 def verified(routine, variant: str, tests: int, seed: int, tmp_path):

@@ -783,13 +783,18 @@ def test_subprocess_error_is_one_line() -> None:
 
 
 def test_gen_says_when_it_searches(tmp_path, capsys, monkeypatch) -> None:
-    """On a terminal a search that outlasts SLOW_NOTICE_AFTER says so; a routine from the tuned
-    table, or stderr piped, prints nothing there."""
+    """A search that outlasts SLOW_NOTICE_AFTER on a terminal, LOG_EVERY in a log, says so; a
+    routine from the tuned table prints nothing there."""
     import avrmp.cli
+    import avrmp.progress
 
     search = ["gen", "mul", "--bits", "24", "--algo", "karatsuba", "--tune", "-o", tmp_path]
     status, _, err = run(search, capsys)
-    assert status == 0 and err == ""
+    assert status == 0 and err == ""  # in a log, within LOG_EVERY
+    monkeypatch.setattr(avrmp.progress, "LOG_EVERY", 0.0)
+    status, _, err = run(search, capsys)
+    assert status == 0 and "searching the choices for avrmp_mul24_karatsuba" in err
+    monkeypatch.setattr(avrmp.progress, "LOG_EVERY", 60.0)
     monkeypatch.setattr(avrmp.cli, "SLOW_NOTICE_AFTER", 0.0)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     status, _, err = run(search, capsys)

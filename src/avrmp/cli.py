@@ -19,7 +19,7 @@ import threading
 from itertools import islice
 from pathlib import Path
 
-from . import __version__
+from . import __version__, progress
 from .bench.arm import README_MARKERS as ARM_README_MARKERS
 from .bench.arm import arm_catalog, arm_markdown, measure_arm
 from .bench.catalog import TUNED_EXTRAS, catalog
@@ -446,10 +446,12 @@ SLOW_NOTICE_AFTER = 3.0  # seconds of generation before gen says that it is sear
 
 @contextlib.contextmanager
 def _notice_if_slow(when: bool, text: str):
-    """On a terminal (and when), print text to stderr once the block has run SLOW_NOTICE_AFTER
-    seconds (a search for a routine the tuned table lacks is silent otherwise)."""
-    timer = threading.Timer(SLOW_NOTICE_AFTER, lambda: print(text, file=sys.stderr, flush=True))
-    if when and sys.stderr.isatty():
+    """If `when`, print text to stderr once the block has run SLOW_NOTICE_AFTER seconds on a
+    terminal, progress.LOG_EVERY in a log (a search for a routine the tuned table lacks is
+    silent otherwise; short runs print nothing to a log, as progress bars do)."""
+    delay = SLOW_NOTICE_AFTER if sys.stderr.isatty() else progress.LOG_EVERY
+    timer = threading.Timer(delay, lambda: print(text, file=sys.stderr, flush=True))
+    if when:
         timer.start()
     try:
         yield

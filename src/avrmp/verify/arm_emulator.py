@@ -68,6 +68,7 @@ class ArmCall:
     int_args: tuple[int, ...] = ()
     seed: int = 0
     thumb_caller: bool = True
+    shared: bool = False  # two operands in one buffer (f(r, x, x)): reads of b are reads of a
 
 
 @dataclass
@@ -244,7 +245,12 @@ class ArmEmulator:
         """Run one call from its seeded start state and measure it."""
         rng = random.Random(call.seed)
         sizes = [call.result_len] + [len(o) for o in call.operands]
-        at = place_buffers(rng, (RAM_BASE + GUARD, RAM_BASE + self.buffer_bytes - GUARD), sizes)
+        region = (RAM_BASE + GUARD, RAM_BASE + self.buffer_bytes - GUARD)
+        if call.shared:
+            at = place_buffers(rng, region, sizes[:2])
+            at += at[1:] * (len(sizes) - 2)
+        else:
+            at = place_buffers(rng, region, sizes)
         top = RAM_BASE + self.buffer_bytes + self.stack_bytes - 64
         sp = rng.randrange(top - self.stack_bytes // 4, top) & ~7
         self.fill(rng, at, sizes, call, sp)

@@ -38,6 +38,7 @@ from .inputs import (
     check_tests,
     oracle,
     random_layout,
+    run_count,
     test_operands,
 )
 from .simulator import Call, Layout, Measurement, run_batch
@@ -47,10 +48,6 @@ CHUNK = 2000  # calls per simulator process: memory stays bounded whatever --tes
 # Instruction boundaries per verification at which an interrupt is taken (about 2 us each):
 # every input of a small routine, a few (at least one) of the largest.
 INTERRUPT_BUDGET = 500_000
-# Instructions per verification for the operands of byte runs (inputs.test_operands), at most
-# RUNS_PER_BYTE an operand byte: 4000 inputs of a 128-bit multiplication, 32 of the largest.
-RUN_BUDGET = 8_000_000
-RUNS_PER_BYTE, MIN_RUNS = 250, 32
 
 
 @dataclass
@@ -187,7 +184,7 @@ def verify_firmware(fw: Firmware, op: str, nbytes: int, variant: str = "branchfr
         report.failures.append(Failure(0, "execution", probe.error, operands))
         return report
     swept = max(1, INTERRUPT_BUDGET // max(1, probe.instructions)) if interrupts else 0
-    runs = max(MIN_RUNS, min(RUNS_PER_BYTE * nbytes, RUN_BUDGET // max(1, probe.instructions)))
+    runs = run_count(nbytes, probe.instructions)
     load = Load(op, nbytes, int_args, (probe.r_addr - 16, probe.sp_top), probe.stack_depth + 4,
                 swept, runs)
     report.inputs, first, todo = 0, None, calls(load, tests, seed)

@@ -70,6 +70,16 @@ def _structured_operand(n: int, rng: random.Random) -> int:
 
 RUN_BYTES = (0x00, 0xFF, 0xFF, 0x01, 0xFE, None)  # None: a random byte
 ALIASED = 64  # pairs (x, x) for the end of a two-operand load: half run as f(r, x, x)
+# Instructions per verification for the operands of byte runs, at most RUNS_PER_BYTE an operand
+# byte: 4000 inputs of a 128-bit multiplication, 32 of the largest.
+RUN_BUDGET = 8_000_000
+RUNS_PER_BYTE, MIN_RUNS = 250, 32
+
+
+def run_count(nbytes: int, instructions: int, budget: int = RUN_BUDGET) -> int:
+    """How many operands of byte runs a load of nbytes-byte operands takes, for a routine that
+    executes `instructions` a call, within `budget` instructions."""
+    return max(MIN_RUNS, min(RUNS_PER_BYTE * nbytes, budget // max(1, instructions)))
 
 
 def _run_operand(n: int, rng: random.Random) -> int:

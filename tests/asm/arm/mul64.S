@@ -132,6 +132,18 @@ begin mul64_input
     bx lr
 end mul64_input
 
+@ Right unless a and b are one buffer (f(r, x, x)): then b0 is taken one too large. The
+@ conditional ADD runs in the same cycles either way, so only the result shows it.
+begin mul64_aliased
+    push {r4, r5}
+    cmp r1, r2
+    LOADS
+    addeq r12, r12, #1
+    PRODUCT
+    pop {r4, r5}
+    bx lr
+end mul64_aliased
+
 @ Spins forever.
 begin mul64_hang
     push {r4, r5}
