@@ -35,6 +35,7 @@ from .inputs import (
     ALIASED,
     DEFAULT_TESTS,
     GUARD,
+    HANDLER_ROOM,
     check_tests,
     oracle,
     random_layout,
@@ -249,9 +250,6 @@ def require_sram(op: str, nbytes: int, mcu: str, stack: int | None = None) -> No
 
 
 STACK_RESERVE = 96  # the runner's allowance for the stack where the routine's is not known
-# Below a routine's own stack: the harness's interrupt handler, which writes 31 bytes on the
-# ATmega; host.c refuses a call that leaves less than this between the buffers and SP.
-HANDLER_ROOM = 48
 
 
 def guarded_buffer_bytes(op: str, nbytes: int) -> int:

@@ -39,7 +39,11 @@
 #include <simavr/sim_core.h>
 #include <simavr/sim_elf.h>
 
-#define GUARD 16
+/* GUARD (bytes between buffers) and HANDLER_ROOM (the least room below the buffers' end for the
+ * stack and the handler) come from verify/inputs.py, passed by simulator.py as -D options. */
+#if !defined(GUARD) || !defined(HANDLER_ROOM)
+#error "build with -DGUARD=... -DHANDLER_ROOM=... (simulator.host_binary)"
+#endif
 #define MAX_BAD 64
 #define MAX_IO 16
 #define ISR_ZONE 64 /* bytes below SP the harness's handler may write (it writes 31 on atmega) */
@@ -678,7 +682,7 @@ static uint32_t check_layout(host_t *h, call_t *c)
 		if (c->op_addr[i] + c->oplen[i] + GUARD > end)
 			end = c->op_addr[i] + c->oplen[i] + GUARD;
 	}
-	if (!ok || end + 48 > c->sptop) { /* 48: HANDLER_ROOM in checks.py */
+	if (!ok || end + HANDLER_ROOM > c->sptop) {
 		char msg[256];
 		snprintf(msg, sizeof msg, "the buffers and stack do not fit SRAM 0x%x..0x%x (buffers "
 			 "end at 0x%x, stack top 0x%x)", h->ramstart, h->ramend, end, c->sptop);

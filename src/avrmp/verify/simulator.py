@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..errors import AvrmpError
 from ..target.avr.parts import MCUS
+from .inputs import GUARD, HANDLER_ROOM
 from .toolchain import Firmware
 
 SIM_INSTALL_HINT = "apt-get install simavr libsimavr-dev libelf-dev gcc"
@@ -93,7 +94,8 @@ def _host_source() -> bytes:
 def host_binary() -> Path:
     """Path of the compiled simulator host, building it if needed (atomic, race-safe)."""
     src = _host_source()
-    digest = hashlib.sha256(src).hexdigest()[:16]
+    defines = [f"-DGUARD={GUARD}", f"-DHANDLER_ROOM={HANDLER_ROOM}"]  # one number, one place
+    digest = hashlib.sha256(src + " ".join(defines).encode()).hexdigest()[:16]
     target = cache_dir() / f"avrmp-host-{digest}"
     if target.is_file() and os.access(target, os.X_OK):
         return target
@@ -108,7 +110,8 @@ def host_binary() -> Path:
         csrc.write_bytes(src)
         tmp_bin = Path(tmp) / "host"
         proc = subprocess.run(
-            [cc, "-O2", "-std=gnu99", "-w", str(csrc), "-o", str(tmp_bin), "-lsimavr", "-lelf"],
+            [cc, "-O2", "-std=gnu99", "-w", *defines, str(csrc), "-o", str(tmp_bin), "-lsimavr",
+             "-lelf"],
             capture_output=True,
             text=True,
             check=False,
