@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 from avrmp.errors import AvrmpError
+from avrmp.routine.files import write_routine
+from avrmp.routine.generate import generate
+from avrmp.spec import Spec
 from avrmp.target.arm7tdmi.isa import multiplier_steps
 from avrmp.verify.arm_checks import verify_arm
 from avrmp.verify.arm_emulator import ArmCall, ArmEmulator
@@ -38,6 +41,12 @@ FAULTS = [  # symbol, variant, check, words in its detail
     ("mul64_pop_pc", "none", "execution", "ARM state to a Thumb caller"),
     ("mul64_peek", "branchfree", "reads", "its own stack frame at operand A+8"),
     ("mul64_aliased", "branchfree", "result", "got "),  # only when a and b are one buffer
+    ("mul64_dip", "branchfree", "writes", "its own stack frame at operand A+0"),
+    ("mul64_below_sp", "branchfree", "writes", "its own stack frame at entry SP-8, entry SP-4"),
+    ("mul64_msr", "none", "execution", "MSR to the SPSR or to the CPSR's control field"),
+    ("mul64_unaligned", "none", "execution", "unaligned 4-byte read"),
+    ("mul64_force_thumb", "none", "execution", "Thumb state to an ARM caller"),
+    ("mul64_alias_leak", "branchfree", "timing", "the first call with a and b in one buffer"),
     ("mul64", "consttime", "timing", "but input #0 took"),  # m varies with the operands
 ]
 
@@ -61,7 +70,8 @@ def test_typical_cycles_are_the_first_random_inputs() -> None:
     m0, m1 = (multiplier_steps(w, signed=False) for w in (b & 0xFFFF_FFFF, b >> 32))
     # UMULL by b0, UMLAL by b1, UMLAL by b0, UMLAL by b1
     assert report.core_typical == CORE_M1 - 4 + 2 * m0 + 2 * m1
-    assert report.inputs == edges + 5 + 250 * 8 + ALIASED  # then byte runs and (x, x) pairs
+    runs = 250 * 8  # byte runs, then as many operands of extreme words, then (x, x) pairs
+    assert report.inputs == edges + 5 + 2 * runs + ALIASED
 
 
 @pytest.mark.parametrize("symbol, variant, check, words", FAULTS,
@@ -73,6 +83,30 @@ def test_a_broken_routine_is_refused(tmp_path, symbol, variant, check, words) ->
     assert failure.check == check, failure.describe()
     assert words in failure.detail, failure.describe()
     assert report.first_failure().startswith(f"input #{failure.index} (")
+
+
+def test_its_literal_pool_may_be_read(tmp_path) -> None:
+    report = verify_arm(ASM, "mul64_literal", "mul", 2, "branchfree", tests=50, seed=7,
+                        workdir=tmp_path)
+    assert report.passed, report.first_failure()
+
+
+def test_a_dropped_carry_of_a_word_catcher_is_found(tmp_path) -> None:
+    """The generated 256-bit hybrid routine with the ADCS that adds the caught carries of
+    super-column 1's column +3 made an ADDS: the byte-level operands missed it on most seeds;
+    the extreme-word operands find it on each.  (Super-column 0's is no mutant: its caught
+    carries for that column are always 0.)"""
+    routine = generate(Spec("mul", 256, "hybrid", target="arm7tdmi"))
+    asm, _ = write_routine(routine, tmp_path)
+    lines = asm.read_text().splitlines()
+    sites = [i for i, ln in enumerate(lines) if ln.split()[:1] == ["adcs"] and "lsr #8" in ln]
+    at = sites[1]
+    lines[at] = lines[at].replace("adcs", "adds", 1)
+    asm.write_text("\n".join(lines) + "\n")
+    for seed in (1, 2, 3):
+        report = verify_arm(asm, routine.spec.symbol, "mul", 8, "branchfree", tests=50,
+                            seed=seed, workdir=tmp_path)
+        assert not report.passed and report.failures[0].check == "result", seed
 
 
 def test_a_square_gets_its_one_operand(tmp_path) -> None:

@@ -43,6 +43,7 @@ FAULTS = [
     ("add16_sp_above_caller", "overwrites the caller's stack"),
     ("add16_reset", "the reset vector"),
     ("add16_alias", "result"),  # wrong when a and b are one buffer
+    ("add16_alias_leak", "from the first call with a and b in one buffer"),
     ("add16_return_address", "result"),  # reads its return address, which the call site sets
     ("add16_wdr", "executes WDR, which resets the caller's watchdog timer"),
     ("add16_flash_past", "reads program memory at 0x"),  # past its code: unprogrammed here

@@ -266,6 +266,28 @@ add16_alias:
     SUM add
     ret
 
+; right, but where a and b are one buffer it also reads a at an offset that depends on a0
+    .global add16_alias_leak
+add16_alias_leak:
+    movw r26, r22
+    sub r26, r20
+    sbc r27, r21
+    or r26, r27
+    neg r26
+    sbc r26, r26
+    com r26                 ; 0xFF when the pointers are equal, else 0
+    movw r30, r22
+    ld r0, Z
+    and r26, r0
+    andi r26, 1             ; a0's bit 0 where the pointers are equal, else 0
+    clr r27
+    add r30, r26
+    adc r31, r27
+    ld r0, Z                ; a[0] or a[1], unused
+    LOADS
+    SUM add
+    ret
+
 ; a MUL encoded by hand, where the assembler would refuse the mnemonic for a part without MUL
     .global add16_word_mul
 add16_word_mul:

@@ -3,16 +3,21 @@
 
 A routine faces the AVR's test load (inputs.test_operands: edge cases, Karatsuba sign patterns,
 extreme bytes, random operands, byte runs as many as inputs.run_count allows, and pairs (x, x),
-every other one passed as one buffer), each call from an unkind start: result and operand buffers
-at random word-aligned places among random bytes, SP at a random 8-byte-aligned height, the registers the
-caller does not pass and the N Z C V flags random.  Every call is checked for the right result
+every other one passed as one buffer; then operands of extreme 32-bit words), each call from
+an unkind start: result and operand buffers at random word-aligned places among random bytes,
+SP at a random 8-byte-aligned height, the registers the caller does not pass and the N Z C V
+flags random.  Every call is checked for the right result
 (little-endian 32-bit words); r4-r11 and SP restored as the AAPCS wants them; inputs unchanged;
-writes only to the result and the routine's own stack frame; and a return.  Timing, by variant:
+writes only to the result and the stack the routine holds (above its SP at that moment);
+reads only there, in the operands and in its own code and constants; aligned accesses; no
+change of mode or interrupt masks; and a return in the caller's state (ARM or Thumb, drawn
+from the seed) to a random address.  Timing, by variant:
 
 - "branchfree": identical instruction (PC) and data-address traces on every input, and identical
   cycles apart from the multiplier's early termination (m, the multiplier's steps, depends on the
   value of Rs): the cycles with every multiply at WORST_M steps must agree, which also refuses a
-  conditionally executed instruction whose condition depends on the data;
+  conditionally executed instruction whose condition depends on the data and changes the
+  cycles (a skipped MOVNE costs what a run one does);
 - "consttime": that, and identical cycles;
 - "none": no timing check."""
 
@@ -104,16 +109,19 @@ def _places(where: Sequence[str]) -> str:
 
 
 def check_timing(m: ArmMeasurement, first: ArmMeasurement, variant: str, ref: int = 0,
-                 shared: bool = False) -> tuple[str, str] | None:
+                 data_ref: ArmMeasurement | None = None) -> tuple[str, str] | None:
     """The timing discipline of the variant, against input #ref (the first that returned).
-    shared: a and b in one buffer, whose reads of b then fall in a's (the data-address trace
-    names the buffer of each access), so that trace is not compared."""
+    data_ref: the call whose data-address trace this one's must equal (default `first`; for a
+    call with a and b in one buffer, the first such call: that trace names the buffer of each
+    access, and reads of b then fall in a's)."""
     if variant == "none" or m.error:
         return None
     if m.pc_digest != first.pc_digest:
         return "timing", f"instruction trace differs from input #{ref} (data-dependent branch)"
-    if m.data_digest != first.data_digest and not shared:
-        return "timing", (f"data-address trace differs from input #{ref} (data-dependent "
+    if m.data_digest != (data_ref or first).data_digest:
+        shared = data_ref is not None and data_ref is not first
+        where = "the first call with a and b in one buffer" if shared else f"input #{ref}"
+        return "timing", (f"data-address trace differs from {where} (data-dependent "
                           "memory access)")
     if m.fixed_m_cycles != first.fixed_m_cycles:
         return "timing", (f"cycles differ from input #{ref} beyond the multiplier's early "
@@ -157,7 +165,7 @@ def verify_arm(asm: Path, symbol: str, op: str, words: int, variant: str, tests:
     probe = emulator.call(ArmCall((bytes(nbytes),) * n_inputs, 2 * nbytes, int_args),
                           max_instructions=_instruction_cap(words))
     runs = run_count(nbytes, probe.instructions, ARM_RUN_BUDGET)
-    with progress_bar(test_operands(nbytes, n_inputs, tests, seed, runs, ALIASED),
+    with progress_bar(test_operands(nbytes, n_inputs, tests, seed, runs, ALIASED, runs),
                       enabled=progress, desc="verify", unit="input") as load:
         run_load(report, emulator, load, edges, int_args)
     return report
@@ -169,7 +177,7 @@ def run_load(report: ArmReport, emulator: ArmEmulator, load, edges: int,
     early if a call hangs (every later call would hang too, each as slowly)."""
     words = report.words
     rng = random.Random(report.seed)
-    first: ArmMeasurement | None = None
+    first = first_shared = None  # the references: the first call, the first with a shared buffer
     ref = equal_pairs = 0
     for index, ops in enumerate(load):
         operands = tuple(x.to_bytes(4 * words, "little") for x in ops)
@@ -180,8 +188,11 @@ def run_load(report: ArmReport, emulator: ArmEmulator, load, edges: int,
         m = emulator.call(call, max_instructions=_instruction_cap(words))
         if first is None and not m.error:
             first, ref = m, index
+        if shared and first_shared is None and not m.error:
+            first_shared = m
         bad = check_call(m, oracle(report.op, 4 * words, operands), operands)
-        bad = bad or (check_timing(m, first, report.variant, ref, shared) if first else None)
+        data_ref = first_shared if shared else first
+        bad = bad or (check_timing(m, first, report.variant, ref, data_ref) if first else None)
         report.inputs += 1
         if bad:
             report.failure_count += 1

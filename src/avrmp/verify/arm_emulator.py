@@ -5,19 +5,23 @@ executed trace.
 One `ArmEmulator` (one Uc) serves every call of a firmware.  A call places the result and the
 operands at seeded-random word-aligned addresses in RAM (random bytes around them), sets SP at a
 random 8-byte-aligned height, every register the caller does not pass at random (r4-r11 random
-sentinels, r3 and r12 too), the N Z C V flags at random and LR to a return sentinel, then runs
-the routine (AAPCS: r0 the result pointer, r1 A, r2 B, then the int arguments) until it returns
-to the sentinel.  The sentinel is a Thumb caller's (bit 0 set, unless the call says otherwise): a
-return that does not interwork (MOV PC, LR or LDM ... PC on this core) arrives in ARM state and
-fails.
+sentinels, r3 and r12 too), the N Z C V flags at random and LR to a random return address in a
+page of undefined instructions, then runs the routine (AAPCS: r0 the result pointer, r1 A, r2 B,
+then the int arguments) until it returns there.  Half the callers, drawn from the seed, are in
+Thumb state (LR's bit 0 set): a return that does not interwork (MOV PC, LR or LDM ... PC on this
+core) arrives in the wrong state and fails, as does one that sets the bit for an ARM caller.
 
 A code hook, called before each instruction (so Rs and the flags it sees are the instruction's
 own), times it with decode.execute and TIMINGS: ABI cycles from entry to the return (the return
 instruction included), core cycles for instructions in [core_begin, core_end).  Memory hooks
 record the data-address trace (addresses relative to the buffer they fall in, or to the entry SP
-for the stack) and every write outside the result buffer and the routine's own frame (between the
-lowest SP seen and the entry SP).  Unmapped accesses, instructions the model does not cover and
-hangs become a measurement's `error`, not a traceback.  unicorn was chosen over qemu-user for
+for the stack) and, for each access, the SP it may not go below (the lower of SP before and
+after its instruction: no red zone, as an interrupt may write below SP), so that a write with a
+byte outside the result buffer and the stack the routine holds at that moment, or a read outside
+the buffers, that stack and the routine's own code and constants, is reported.  An unaligned
+access (which the ARM7TDMI rotates or aligns, unlike unicorn), an MSR that changes the mode or
+the interrupt masks, unmapped accesses, instructions the model does not cover and hangs become a
+measurement's `error`, not a traceback.  unicorn was chosen over qemu-user for
 this: it calls back before every instruction and memory access in-process, which a cycle model
 on the executed trace needs (docs/arm7tdmi-timing.md)."""
 
@@ -67,7 +71,7 @@ class ArmCall:
     result_len: int
     int_args: tuple[int, ...] = ()
     seed: int = 0
-    thumb_caller: bool = True
+    thumb_caller: bool | None = None  # None: drawn from the seed
     shared: bool = False  # two operands in one buffer (f(r, x, x)): reads of b are reads of a
 
 
@@ -110,6 +114,18 @@ class Trace:
     min_sp: int = 0
     sp_moved: bool = False  # the last instruction may have written SP
     fault: str = ""
+    cur_sp: int = 0  # SP before the instruction running
+    floors: list[int] = field(default_factory=list)  # per access: the SP it may not go below
+    mark: int = 0  # the first access of the last instruction that may have written SP
+
+    def settle_sp(self, sp: int) -> None:
+        """SP after an instruction that may have written it: that instruction's own accesses
+        may lie above the lower of its SP before and after (a PUSH stores below the old SP)."""
+        self.min_sp = min(self.min_sp, sp)
+        floors = self.floors
+        for i in range(self.mark, len(floors)):
+            floors[i] = min(floors[i], sp)
+        self.cur_sp, self.sp_moved = sp, False
 
 
 @dataclass(frozen=True)
@@ -159,6 +175,8 @@ class ArmEmulator:
             for page in range(s.address // PAGE, (s.address + len(s.data) + PAGE - 1) // PAGE):
                 pages[page] = pages.get(page, False) or s.writable
         self.writable_pages = {page for page, writable in pages.items() if writable}
+        self.readonly = [(s.address, s.address + len(s.data)) for s in self.fw.segments
+                         if not s.writable]  # its code and constants (a literal pool)
         for page, writable in sorted(pages.items()):
             prot = uc_mod.UC_PROT_READ | uc_mod.UC_PROT_EXEC
             self.uc.mem_map(page * PAGE, PAGE, prot | (uc_mod.UC_PROT_WRITE if writable else 0))
@@ -175,8 +193,7 @@ class ArmEmulator:
             t = self.trace
             t.pcs.append(address)
             if t.sp_moved:
-                t.min_sp = min(t.min_sp, uc.reg_read(sp_reg))
-                t.sp_moved = False
+                t.settle_sp(uc.reg_read(sp_reg))
             cost, in_core, v = cache.get(address) or self.learn(address, size)
             if v is not None:  # conditional, multiply or writing SP: timed as it runs
                 if v.cond != AL and not condition_passes(v.cond, uc.reg_read(cpsr_reg)):
@@ -186,7 +203,8 @@ class ArmEmulator:
                     cost = v.by_m[m]
                     t.m_slack += WORST_M - m
                     t.core_m_excess += (m - SEED001_M) if in_core else 0
-                t.sp_moved = v.writes_sp
+                if v.writes_sp:
+                    t.sp_moved, t.mark = True, len(t.floors)
             t.abi += cost
             if in_core:
                 t.core_cycles += cost
@@ -202,6 +220,9 @@ class ArmEmulator:
             raise AvrmpError("the CPU entered Thumb state: the ARM7TDMI model times ARM state "
                              "only; keep to ARM state (BX to an even address)")
         d = decode(int.from_bytes(self.uc.mem_read(address, 4), "little"))
+        if d.name == "msr" and d.word & (1 << 22 | 1 << 16):
+            raise AvrmpError("MSR to the SPSR or to the CPSR's control field (mode, interrupt "
+                             "masks) changes the caller's state: refused")
         begin, end = self.trace.core
         cost = cycles(Executed(d.timing, True, d.registers))  # as it runs, m aside
         varying = None
@@ -219,7 +240,15 @@ class ArmEmulator:
         write_access = unicorn.UC_MEM_WRITE
 
         def hook(uc, access, address, size, value, _data) -> None:
-            self.trace.data.append(address * 16 + size * 2 + (access == write_access))
+            t = self.trace
+            if address & (size - 1) and not t.fault:
+                kind = "write" if access == write_access else "read"
+                t.fault = (f"unaligned {size}-byte {kind} at 0x{address:08x}: the ARM7TDMI "
+                           "rotates such a load and aligns such a store, which the emulator "
+                           "does not model: keep accesses aligned")
+                uc.emu_stop()
+            t.data.append(address * 16 + size * 2 + (access == write_access))
+            t.floors.append(t.cur_sp)
 
         return hook
 
@@ -254,9 +283,11 @@ class ArmEmulator:
         top = RAM_BASE + self.buffer_bytes + self.stack_bytes - 64
         sp = rng.randrange(top - self.stack_bytes // 4, top) & ~7
         self.fill(rng, at, sizes, call, sp)
-        before = self.start_state(rng, call, at, sp)
-        self.trace = t = Trace(self.fw.core, max_instructions, min_sp=sp)
-        error = self.run(t, call.thumb_caller)
+        thumb = call.thumb_caller if call.thumb_caller is not None else rng.random() < 0.5
+        ret = SENTINEL + 4 * rng.randrange(PAGE // 4)  # a random return address
+        before = self.start_state(rng, call, at, sp, ret | thumb)
+        self.trace = t = Trace(self.fw.core, max_instructions, min_sp=sp, cur_sp=sp)
+        error = self.run(t, thumb, ret)
         return self.measure(t, call, at, sp, before, error)
 
     def fill(self, rng: random.Random, at: Sequence[int], sizes: Sequence[int], call: ArmCall,
@@ -272,7 +303,7 @@ class ArmEmulator:
         uc.mem_write(low, rng.randbytes(sp + 64 - low))
 
     def start_state(self, rng: random.Random, call: ArmCall, at: Sequence[int],
-                    sp: int) -> tuple[int, ...]:
+                    sp: int, lr: int) -> tuple[int, ...]:
         """Registers and flags at entry; returns r4-r11 and SP as the caller expects them back."""
         args = [at[0], *at[1:], *call.int_args]
         if len(args) > 4:
@@ -283,37 +314,42 @@ class ArmEmulator:
         for reg, value in zip(REGISTERS, values):
             uc.reg_write(reg, value)
         uc.reg_write(arm_const.UC_ARM_REG_SP, sp)
-        uc.reg_write(arm_const.UC_ARM_REG_LR, SENTINEL | call.thumb_caller)
+        uc.reg_write(arm_const.UC_ARM_REG_LR, lr)
         uc.reg_write(arm_const.UC_ARM_REG_CPSR, self.cpsr_mode | rng.getrandbits(4) << 28)
         return (*values[4:12], sp)
 
-    def run(self, t: Trace, thumb_caller: bool) -> str:
-        """Emulate from the entry to the sentinel; the error, or "" if it returned (in the
-        caller's state)."""
+    def run(self, t: Trace, thumb_caller: bool, ret: int) -> str:
+        """Emulate from the entry to the return address `ret`; the error, or "" if it returned
+        (in the caller's state)."""
         try:
-            self.uc.emu_start(self.fw.entry, SENTINEL)
+            self.uc.emu_start(self.fw.entry, ret)
         except AvrmpError as exc:
             return f"at 0x{t.pcs[-1]:x}: {exc}"
         except unicorn.UcError as exc:
             pc = self.uc.reg_read(arm_const.UC_ARM_REG_PC)
             return t.fault or f"{exc} at 0x{pc:x}"
+        if t.fault:
+            return t.fault
         pc = self.uc.reg_read(arm_const.UC_ARM_REG_PC)
-        if pc != SENTINEL:
+        if pc != ret:
             return (f"did not return within {t.max_instructions} instructions (a hang, or "
                     "a routine far slower than its size needs)")
-        if thumb_caller and not self.uc.reg_read(arm_const.UC_ARM_REG_CPSR) & THUMB_BIT:
+        thumb = bool(self.uc.reg_read(arm_const.UC_ARM_REG_CPSR) & THUMB_BIT)
+        if thumb_caller and not thumb:
             return ("returned in ARM state to a Thumb caller (on the ARM7TDMI only BX "
                     "interworks: return with BX LR)")
+        if thumb and not thumb_caller:
+            return "returned in Thumb state to an ARM caller (return with BX LR as it came)"
         return ""
 
     def measure(self, t: Trace, call: ArmCall, at: Sequence[int], sp: int,
                 before: tuple[int, ...], error: str) -> ArmMeasurement:
         uc, arm = self.uc, arm_const
-        t.min_sp = min(t.min_sp, uc.reg_read(arm.UC_ARM_REG_SP))
+        t.settle_sp(uc.reg_read(arm.UC_ARM_REG_SP))
         after = tuple(uc.reg_read(REGISTERS[i]) for i in range(4, 12))
         sizes = [call.result_len] + [len(o) for o in call.operands]
         regions = [(a, a + s) for a, s in zip(at, sizes)]
-        data, stray, stray_reads = relative_trace(t.data, regions, sp, t.min_sp)
+        data, stray, stray_reads = relative_trace(t, regions, sp, self.readonly)
         self.deepest = max(self.deepest, sp - t.min_sp)
         names = ["result"] + [f"operand {chr(65 + i)}" for i in range(len(call.operands))]
         return ArmMeasurement(
@@ -350,30 +386,39 @@ def place_buffers(rng: random.Random, region: tuple[int, int], sizes: Sequence[i
     return at
 
 
-def relative_trace(raw: list[int], regions: Sequence[tuple[int, int]], sp: int,
-                   min_sp: int) -> tuple[list[int], list[int], list[int]]:
-    """The data-address trace with addresses made relative (tag << 40 | offset << 4 | size and kind, the tag a
-    buffer's index, STACK_TAG for offsets from the entry SP, ABSOLUTE_TAG elsewhere), the
-    addresses of writes outside the result buffer and [lowest SP, entry SP), and those of reads
-    outside the buffers and that stack."""
+def relative_trace(t: Trace, regions: Sequence[tuple[int, int]], sp: int,
+                   readonly: Sequence[tuple[int, int]]) -> tuple[list[int], list[int], list[int]]:
+    """The data-address trace with addresses made relative (tag << 40 | offset << 4 | size and
+    kind, the tag a buffer's index, STACK_TAG for offsets from the entry SP, ABSOLUTE_TAG
+    elsewhere); the addresses of writes with a byte outside the result buffer and the stack the
+    routine holds (from its SP at that access to the entry SP: no byte below SP, where an
+    interrupt would write); and those of reads with a byte outside the buffers, that stack and
+    the routine's own code and constants."""
     out, stray, stray_reads = [], [], []
-    r0, r1 = regions[0]
-    for key in raw:
+    result = regions[0]
+    for key, floor in zip(t.data, t.floors):
         address, low = key >> 4, key & 15
+        span = (address, address + (low >> 1))
         for tag, (a, b) in enumerate(regions):
             if a <= address < b:
                 out.append(tag << 40 | (address - a) << 4 | low)
                 break
         else:
-            if min_sp - PAGE <= address < sp + PAGE:
+            if t.min_sp - PAGE <= address < sp + PAGE:
                 out.append(STACK_TAG << 40 | ((address - sp) & 0xFFFF_FFFF) << 4 | low)
             else:
                 out.append(ABSOLUTE_TAG << 40 | key)
-            if not low & 1 and not min_sp <= address < sp:
-                stray_reads.append(address)
-        if low & 1 and not (r0 <= address < r1 or min_sp <= address < sp):
-            stray.append(address)
+        held = (floor, sp)
+        if low & 1:
+            if not (_within(span, result) or _within(span, held)):
+                stray.append(address)
+        elif not any(_within(span, r) for r in (*regions, held, *readonly)):
+            stray_reads.append(address)
     return out, stray, stray_reads
+
+
+def _within(span: tuple[int, int], region: tuple[int, int]) -> bool:
+    return region[0] <= span[0] and span[1] <= region[1]
 
 
 def describe(address: int, regions: Sequence[tuple[int, int]], names: Sequence[str],

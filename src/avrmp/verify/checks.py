@@ -118,18 +118,21 @@ TIMING_CHECKS = {"branchfree": "identical cycles and traces", "branched": "ident
 
 
 def check_timing(m: Measurement, first: Measurement, variant: str,
-                 shares_operand: bool = False) -> tuple[str, str] | None:
+                 data_ref: Measurement | None = None) -> tuple[str, str] | None:
     """The timing discipline of the variant, against input #0 (variant "none": no check).
-    shares_operand: a and b in one buffer, whose reads of b then fall in a's (the data-address
-    trace names the buffer of each access), so that trace is not compared."""
+    data_ref: the call whose data-address trace this one's must equal (default `first`; for a
+    call with a and b in one buffer, the first such call: that trace names the buffer of each
+    access, and reads of b then fall in a's)."""
     if variant == "none":
         return None
     if m.core_cycles != first.core_cycles or m.abi_cycles != first.abi_cycles:
         return "timing", f"{m.abi_cycles} cycles, but input #0 took {first.abi_cycles}"
     if variant == "branchfree" and m.pc_digest != first.pc_digest:
         return "timing", "instruction trace differs from input #0 (data-dependent branch)"
-    if variant == "branchfree" and m.addr_digest != first.addr_digest and not shares_operand:
-        return "timing", ("data-address trace differs from input #0 (data-dependent memory "
+    if variant == "branchfree" and m.addr_digest != (data_ref or first).addr_digest:
+        shared = data_ref is not None and data_ref is not first
+        where = "the first call with a and b in one buffer" if shared else "input #0"
+        return "timing", (f"data-address trace differs from {where} (data-dependent memory "
                           "access)")
     return None
 
@@ -188,14 +191,17 @@ def verify_firmware(fw: Firmware, op: str, nbytes: int, variant: str = "branchfr
     runs = run_count(nbytes, probe.instructions)
     load = Load(op, nbytes, int_args, (probe.r_addr - 16, probe.sp_top), probe.stack_depth + 4,
                 swept, runs)
-    report.inputs, first, todo = 0, None, calls(load, tests, seed)
+    report.inputs, todo = 0, calls(load, tests, seed)
+    first = first_shared = None  # the references: the first call, the first with a shared buffer
     with progress_bar(enabled=progress, desc="verify", unit="input") as bar:
         while chunk := list(islice(todo, CHUNK)):
             results = run_batch(fw, [c for c, _ in chunk])
             for (call, expected), m in zip(chunk, results):
                 first = first or m
-                bad = check_one(m, expected) or check_timing(m, first, variant,
-                                                             call.shares_operand)
+                if call.shares_operand:
+                    first_shared = first_shared or m
+                data_ref = first_shared if call.shares_operand else first
+                bad = check_one(m, expected) or check_timing(m, first, variant, data_ref)
                 if bad:
                     report.failures.append(Failure(report.inputs, *bad, call.operands))
                 report.interrupt_inputs += call.isr_model

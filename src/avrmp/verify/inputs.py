@@ -93,11 +93,24 @@ def _run_operand(n: int, rng: random.Random) -> int:
     return int.from_bytes(raw[:n], "little")
 
 
+EXTREME_WORDS = (0, 0xFFFF_FFFF, 0xFFFF_FFFF, 0xFFFF_FFFE, 1, 0x8000_0000, 0x7FFF_FFFF,
+                 0xFFFF_0000, 0x0000_FFFF)
+
+
+def _word_operand(n: int, rng: random.Random) -> int:
+    """An operand of extreme 32-bit words, a few random: a 32-bit multiplier's products and
+    the carries caught from them reach their bounds on these (a dropped carry in an ARM7TDMI
+    carry catcher passed the byte-level operands on most seeds)."""
+    words = [rng.choice(EXTREME_WORDS) if rng.random() < 0.85 else rng.getrandbits(32)
+             for _ in range((n + 3) // 4)]
+    return int.from_bytes(b"".join(w.to_bytes(4, "little") for w in words)[:n], "little")
+
+
 def test_operands(n: int, n_inputs: int, count: int, seed: int = 1, runs: int = 0,
-                  aliased: int = 0) -> Iterator[tuple[int, ...]]:
+                  aliased: int = 0, words: int = 0) -> Iterator[tuple[int, ...]]:
     """Edge cases first, then Karatsuba sign patterns, then operands of extreme bytes, then
-    `count` uniformly random tuples, then `runs` tuples of byte runs and (for two operands)
-    `aliased` pairs (x, x) of random and run operands."""
+    `count` uniformly random tuples, then `runs` tuples of byte runs, `words` tuples of extreme
+    32-bit words and (for two operands) `aliased` pairs (x, x) of random and run operands."""
     rng = random.Random(seed)
     top = (1 << (8 * n)) - 1
     edges = [0, top, 1, 1 << (8 * n - 1), top - 1, top >> 1, top ^ (top >> 1)]
@@ -119,6 +132,9 @@ def test_operands(n: int, n_inputs: int, count: int, seed: int = 1, runs: int = 
     tail = random.Random(seed ^ 0x52554E)  # its own stream too
     for _ in range(runs):
         yield tuple(_run_operand(n, tail) for _ in range(n_inputs))
+    worded = random.Random(seed ^ 0x574F5244)
+    for _ in range(words):
+        yield tuple(_word_operand(n, worded) for _ in range(n_inputs))
     for k in range(aliased if n_inputs == 2 else 0):
         x = _run_operand(n, tail) if k % 2 else tail.getrandbits(8 * n)
         yield (x, x)

@@ -144,6 +144,90 @@ begin mul64_aliased
     bx lr
 end mul64_aliased
 
+@ Moves SP far down and back without touching the memory there, then changes a[0] and puts
+@ it back: the stack it holds at that moment does not reach operand A.
+begin mul64_dip
+    push {r4, r5}
+    sub sp, sp, #0x100000
+    add sp, sp, #0x100000
+    ldr r3, [r1]
+    mvn r4, r3
+    str r4, [r1]
+    str r3, [r1]
+    LOADS
+    PRODUCT
+    pop {r4, r5}
+    bx lr
+end mul64_dip
+
+@ Saves r4 and r5 below SP without moving it (no red zone: an interrupt would overwrite them).
+begin mul64_below_sp
+    stmdb sp, {r4, r5}
+    LOADS
+    PRODUCT
+    ldmdb sp, {r4, r5}
+    bx lr
+end mul64_below_sp
+
+@ Enables IRQ and FIQ on the way out (the caller may have masked them).
+begin mul64_msr
+    push {r4, r5}
+    LOADS
+    PRODUCT
+    pop {r4, r5}
+    msr cpsr_c, #0x13
+    bx lr
+end mul64_msr
+
+@ Reads a1 by an unaligned LDR, which the ARM7TDMI rotates.
+begin mul64_unaligned
+    push {r4, r5}
+    ldr r4, [r1, #3]
+    LOADS
+    PRODUCT
+    pop {r4, r5}
+    bx lr
+end mul64_unaligned
+
+@ Returns to Thumb state whatever the caller's state.
+begin mul64_force_thumb
+    push {r4, r5}
+    LOADS
+    PRODUCT
+    pop {r4, r5}
+    orr lr, lr, #1
+    bx lr
+end mul64_force_thumb
+
+@ Reads at an address that depends on a0's bit 2 only when a and b are one buffer (the
+@ conditional loads take the same cycles either way).
+begin mul64_alias_leak
+    push {r4, r5}
+    ldr r3, [r1]
+    and r3, r3, #4
+    cmp r1, r2
+    ldreq r4, [r1, r3]
+    ldrne r4, [r1]
+    LOADS
+    PRODUCT
+    pop {r4, r5}
+    bx lr
+end mul64_alias_leak
+
+@ Right, with a constant from its literal pool (read from its own code: allowed).
+begin mul64_literal
+    push {r4, r5}
+    ldr r4, =0x12345678
+    eor r12, r4, r4
+    LOADS
+    eor r12, r12, r4
+    eor r12, r12, r4
+    PRODUCT
+    pop {r4, r5}
+    bx lr
+    .ltorg
+end mul64_literal
+
 @ Spins forever.
 begin mul64_hang
     push {r4, r5}
