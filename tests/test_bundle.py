@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 from avrmp.library.arduino_build import build_example
-from avrmp.library.bundle import FAMILIES, choose, earlier_routines, readme
+from avrmp.library.bundle import FAMILIES, Entry, choose, earlier_routines, library_files, readme
 from avrmp.library.sketch import example_operands
 from avrmp.routine.generate import generate
 from avrmp.spec import Spec
@@ -193,3 +193,11 @@ def test_the_url_goes_into_the_metadata(tmp_path) -> None:
         "https://example.org/avrmp"
     status, _, err = avrmp("bundle", "--url", "example.org", "-o", str(tmp_path / "c"))
     assert status == 2 and "http:// or https://" in err
+
+
+def test_a_path_with_a_comment_end_stays_in_the_header_comment() -> None:
+    """avrmp.h repeats the command line in a C comment: a */ in a path must not end it."""
+    entry = Entry(generate(Spec("mul", 32, "product-scanning", name="avrmp_mul32")), "ps")
+    files = library_files([entry], "avrmp", "avrmp bundle -o 'odd*/lib'", "")
+    first = files["src/avrmp.h"].splitlines()[0]
+    assert first.startswith("/*") and first.endswith("*/") and first.count("*/") == 1, first

@@ -167,7 +167,8 @@ def test_bench_sweeps_each_parameter_over_the_algorithms_that_take_it() -> None:
         ("consecutive-operand-caching", None, 4)}
 
 
-@pytest.mark.parametrize("option, value", [("--jitter", "-1"), ("--jobs", "0"),
+@pytest.mark.parametrize("option, value", [("--jitter", "-1"), ("--jitter", "10001"),
+                                           ("--jobs", "0"),
                                            ("--jobs", str((os.cpu_count() or 1) + 1))])
 def test_tune_refuses_a_bad_count(option, value, tmp_path, capsys) -> None:
     status, _, err = run(["tune", "mul", "--bits", "64", option, value, "--table",
@@ -388,6 +389,64 @@ def test_a_read_only_output_is_not_replaced(tmp_path, capsys, monkeypatch) -> No
     monkeypatch.setattr("avrmp.cli.tune", lambda *_, **__: pytest.fail("searched first"))
     status, _, err = run(["tune", "add", "--bits", "32", "--table", table], capsys)
     assert status == 2 and "it is read-only" in err  # before the search, not after it
+
+
+def test_outputs_a_rename_would_replace_unasked_are_refused(tmp_path, capsys) -> None:
+    """A file read-only by its mode (refused even for root, whose access() says yes), a pipe or
+    a device, a loop of links: each is refused and kept; a file replaced keeps its mode."""
+    out = tmp_path / "out"
+    gen = ["gen", "add", "--bits", "32", "-o", out]
+    assert run(gen, capsys)[0] == 0
+    asm, hdr = next(out.glob("*.S")), next(out.glob("*.h"))
+    asm.chmod(0o600)
+    assert run(gen, capsys)[0] == 0 and stat.S_IMODE(asm.stat().st_mode) == 0o600
+    asm.chmod(0o444)
+    status, _, err = run(gen, capsys)
+    assert_one_error(status, err, "it is read-only")
+    asm.chmod(0o644)
+    asm.unlink()
+    os.mkfifo(asm)
+    status, _, err = run(gen, capsys)
+    assert_one_error(status, err, "not a regular file")
+    assert stat.S_ISFIFO(asm.lstat().st_mode)
+    asm.unlink()
+    hdr.unlink()
+    hdr.symlink_to(hdr.name)  # a link to itself
+    status, _, err = run(gen, capsys)
+    assert_one_error(status, err, "a link to nothing (or a loop of links)")
+    assert hdr.is_symlink() and not asm.exists()
+
+
+def test_a_path_the_system_refuses_is_one_line(tmp_path, capsys) -> None:
+    """A name longer than the file system takes (ENAMETOOLONG) fails in one line, status 2."""
+    long = tmp_path / ("x" * 300)
+    status, _, err = run(["gen", "mul", "--bits", "32", "-o", long], capsys)
+    assert_one_error(status, err, "File name too long")
+    status, _, err = run(verify_args(Path(f"{long}.S")), capsys)
+    assert_one_error(status, err, "File name too long")
+
+
+def test_a_closed_output_is_one_line() -> None:
+    """stdout closed before the output is written (a pipe into head -0): one line, status 2,
+    no traceback."""
+    proc = subprocess.Popen([sys.executable, "-m", "avrmp.cli", "list"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 2
+    assert err.startswith("avrmp: error: cannot write the output:") and "Traceback" not in err, err
+
+
+def test_binary_input_is_refused_and_control_characters_escaped(tmp_path, capsys) -> None:
+    blob = tmp_path / "blob.S"
+    blob.write_bytes(b"\x7fELF\x01\x01\x00\x00\n")
+    status, _, err = run(verify_args(blob), capsys)
+    assert_one_error(status, err, "is a binary file, not assembly")
+    assert "\x00" not in err
+    odd = tmp_path / "\x1b[31mred.S"
+    status, _, err = run(verify_args(odd), capsys)
+    assert_one_error(status, err, "\\x1b[31mred.S")
+    assert "\x1b" not in err
 
 
 @pytest.mark.parametrize("argv, blocked", [
@@ -892,6 +951,22 @@ def test_sigterm_leaves_no_temporary_folder(tmp_path) -> None:
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 143 and err == "avrmp: terminated\n", err
     assert list(temp.iterdir()) == []
+
+
+def test_sighup_ends_a_run_as_sigterm_does(tmp_path) -> None:
+    """A closed terminal (SIGHUP): one line, status 129, no output and no temporary folder left."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "avrmp.cli", "gen", "mul", "--bits", "2048",
+                             "--algo", "karatsuba", "--tune", "-o", out],
+                            env=dict(os.environ, TMPDIR=str(temp)), stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, text=True)
+    time.sleep(3)  # past the imports, into the search
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 129 and err.endswith("avrmp: hung up\n"), err
+    assert list(temp.iterdir()) == [] and files_under(out) == []
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="--jobs 2 needs two cores")

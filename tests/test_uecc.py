@@ -91,6 +91,19 @@ def test_without_mul_under_a_flash_budget(tmp_path, capsys) -> None:
     assert "uECC_vli_square     20" in out
 
 
+def test_verify_holds_each_routine_to_its_own_spec_line(drop_in, capsys) -> None:
+    """The drop-in holds a spec line per routine: verify checks --bits, --op and --variant
+    against the line that names --symbol, as for a file of one routine."""
+    symbol = f"avrmp_uecc_mul{8 * UECC_SIZES[0]}"
+    base = ["verify", str(drop_in), "--symbol", symbol, "--tests", "3"]
+    status, _, err = run([*base, "--bits", str(16 * UECC_SIZES[0]), "--op", "mul"], capsys)
+    assert status == 2 and f"is a bits={8 * UECC_SIZES[0]} routine" in err, err
+    status, _, err = run([*base, "--bits", str(8 * UECC_SIZES[0]), "--op", "sqr"], capsys)
+    assert status == 2 and "is a op=mul routine" in err, err
+    status, _, err = run([*base, "--bits", str(8 * UECC_SIZES[0]), "--op", "mul"], capsys)
+    assert status == 0, err
+
+
 @pytest.mark.parametrize("args, message", [
     (["--sizes", "0"], "word counts are 1 to 127"),
     (["--sizes", "200"], "word counts are 1 to 127"),

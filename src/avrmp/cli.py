@@ -42,7 +42,7 @@ from .library.uecc import DROP_IN_FILE, ENTRY, UECC_FLAGS, UECC_SIZES, make_drop
 from .output_files import require_writable, write_atomic
 from .routine.files import DIALECTS, asm_path, header_path, write_routine
 from .routine.generate import generate, table_key
-from .routine.rebuild import rebuild, spec_fields, spec_from_header
+from .routine.rebuild import REGENERATE, rebuild, spec_fields, spec_from_header
 from .routine.tune import tune, untuned
 from .routine.wrapper import signature
 from .spec import AVR_VARIANTS, OPS, RUNTIME_LENGTH, TARGETS, VARIANTS, Spec, return_address_bytes
@@ -142,9 +142,17 @@ class _Parser(argparse.ArgumentParser):
 
 
 def one_line(message: str) -> str:
-    """The message with line breaks (from an argument, a path) written as escapes: an error is
-    one line."""
-    return message.replace("\r", "\\r").replace("\n", "\\n")
+    """The message with line breaks and other control characters (from an argument, a path, a
+    binary file's bytes) written as escapes: an error is one line, and prints no terminal
+    control sequence."""
+    return "".join(c if c.isprintable() or c == "\t" else repr(c)[1:-1] for c in message)
+
+
+def _symbol(text: str) -> str:
+    """--symbol: the routine's global name, not empty."""
+    if not text:
+        raise argparse.ArgumentTypeError("'' is empty: give the routine's global symbol")
+    return text
 
 
 def _name(text: str) -> str:
@@ -302,7 +310,7 @@ def _add_bundle_parser(sub) -> None:
 def _add_verify_parser(sub) -> None:
     v = sub.add_parser("verify", help="verify any routine with avrmp's signatures")
     v.add_argument("file", type=_path)
-    v.add_argument("--symbol", required=True)
+    v.add_argument("--symbol", required=True, type=_symbol)
     v.add_argument("--bits", type=_integer, required=True)
     v.add_argument("--op", choices=OPS, required=True)
     v.add_argument("--tests", type=_integer, default=DEFAULT_TESTS, help="random inputs besides the edge cases")
@@ -327,7 +335,7 @@ def _add_profile_parser(sub) -> None:
     f = sub.add_parser("profile", help="where an AVR routine's cycles go, phase by phase, "
                        "measured in the simulator")
     f.add_argument("file", type=_path)
-    f.add_argument("--symbol", required=True)
+    f.add_argument("--symbol", required=True, type=_symbol)
     f.add_argument("--bits", type=_integer, required=True)
     f.add_argument("--op", choices=OPS, required=True)
     f.add_argument("--mcu", default=DEFAULT_MCU)
@@ -389,9 +397,15 @@ def _seed(text: str) -> int:
     return _non_negative(text, "give the seed a run printed (0 or more)")
 
 
+MAX_JITTER = 10_000  # jittered allocations a block: some 500 take minutes at 256 bits
+
+
 def _count(text: str) -> int:
-    """--jitter: a count, 0 or more."""
-    return _non_negative(text, "give a whole number, 0 or more")
+    """--jitter: a count, 0 to MAX_JITTER."""
+    value = _non_negative(text, f"give a whole number, 0 to {MAX_JITTER}")
+    if value > MAX_JITTER:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number, 0 to {MAX_JITTER}")
+    return value
 
 
 def _spec_from(args: argparse.Namespace) -> Spec:
@@ -610,9 +624,24 @@ def _readable_asm(path: Path) -> list[str]:
         raise AvrmpError(f"{path} is {kind}, not assembly: give the routine's assembly file")
     try:
         with open(path, errors="replace") as f:
-            return list(islice(f, 8))
+            head = list(islice(f, 8))
     except OSError as e:
         raise AvrmpError(f"cannot read {path}: {e.strerror}") from None
+    if any("\0" in line for line in head):
+        raise AvrmpError(f"{path} is a binary file, not assembly: give the routine's assembly "
+                         "file")
+    return head
+
+
+def _with_spec_of(path: Path, symbol: str, head: list[str]) -> list[str]:
+    """head, or for a file of several routines (avrmp uecc's, a spec line for each) the spec
+    line that names `symbol`, as if it were that routine's own file."""
+    if not any(REGENERATE in line for line in head):
+        return head
+    token = f"name={symbol}"
+    with open(path, errors="replace") as f:
+        return next(([line] for line in f
+                     if line.startswith(("; spec:", "@ spec:")) and token in line.split()), head)
 
 
 def _written_for(head: list[str]) -> str | None:
@@ -636,7 +665,7 @@ def _simulated_input(args: argparse.Namespace) -> list[str]:
     """verify's and profile's checks before the run: a readable GNU-syntax file (the head of it
     is returned), --len-arg as its spec line says (set from it for an avrmp routine, refused
     for one of fixed length), and --json writable and not that file (it would be replaced)."""
-    head = _readable_asm(args.file)
+    head = _with_spec_of(args.file, args.symbol, _readable_asm(args.file))
     if args.file.suffix == DIALECTS["avrasm2"]:
         raise AvrmpError(f"{args.file} is avrasm2 source: verify and profile build with avr-gcc, "
                          "so give them the .S (avrmp gen without --dialect avrasm2)")
@@ -913,20 +942,39 @@ COMMANDS = {"gen": cmd_gen, "rebuild": cmd_rebuild, "tune": cmd_tune, "best": cm
             "profile": cmd_profile, "bench": cmd_bench, "list": cmd_list}
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # end a run as Ctrl-C does (errors.Terminated)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, raise_terminated) if in_main_thread else None
+    previous = ({s: signal.signal(s, raise_terminated) for s in STOP_SIGNALS}
+                if in_main_thread else {})
     try:
-        return COMMANDS[args.command](args)
+        status = COMMANDS[args.command](args)
+        sys.stdout.flush()  # a full disk or a closed pipe is reported here, not at exit
+        return status
     except AvrmpError as e:
         print(f"avrmp: error: {one_line(str(e))}", file=sys.stderr)
         return e.status
     except (KeyboardInterrupt, Terminated) as stop:
         return stopped(stop)
+    except OSError as e:  # a path the system refuses (too long, say), or stdout gone
+        return _system_error(e)
     finally:
-        if in_main_thread:  # (None: a handler not set from Python, the default)
-            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        for s, handler in previous.items():  # (None: a handler not set from Python, the default)
+            signal.signal(s, signal.SIG_DFL if handler is None else handler)
+
+
+def _system_error(e: OSError) -> int:
+    """One line, status 2, for an OSError no command turned into an AvrmpError."""
+    if e.filename is None:  # stdout: a closed pipe, a full disk
+        with contextlib.suppress(OSError):  # and no second error when Python flushes at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print(f"avrmp: error: cannot write the output: {e.strerror or e}", file=sys.stderr)
+    else:
+        print(f"avrmp: error: {one_line(str(e.filename))}: {e.strerror or e}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-"""The `avrmp` command.  Its modules take a moment to load; Ctrl-C or SIGTERM in that moment
-ends it as later (one line, status 130 or 143), not with a traceback or without a word."""
+"""The `avrmp` command.  Its modules take a moment to load; Ctrl-C, SIGTERM or SIGHUP in that
+moment ends it as later (one line, status 130, 143 or 129), not with a traceback or without a
+word."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from .errors import Terminated, raise_terminated, stopped
 
 
 def run() -> int:
-    signal.signal(signal.SIGTERM, raise_terminated)  # (cli.main sets it again while it runs)
+    for signum in (signal.SIGTERM, signal.SIGHUP):  # (cli.main sets them again while it runs)
+        signal.signal(signum, raise_terminated)
     try:
         from .cli import main
         return main()

@@ -1,5 +1,5 @@
 """The one error type users see: its message is a single line naming the problem and the fix;
-and how a run that is stopped (Ctrl-C, SIGTERM) ends: one line and its status."""
+and how a run that is stopped (Ctrl-C, SIGTERM, SIGHUP) ends: one line and its status."""
 
 from __future__ import annotations
 
@@ -21,20 +21,25 @@ class RoutineFailed(AvrmpError):
 
 
 class Terminated(BaseException):
-    """SIGTERM, raised where the program is, so that temporary folders and half-written files
-    are cleaned up on the way out as on Ctrl-C."""
+    """SIGTERM or SIGHUP, raised where the program is, so that temporary folders and
+    half-written files are cleaned up on the way out as on Ctrl-C."""
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 def raise_terminated(signum, frame) -> None:
-    """The SIGTERM handler of the command."""
-    raise Terminated
+    """The SIGTERM and SIGHUP handler of the command."""
+    raise Terminated(signum)
 
 
 def stopped(stop: BaseException) -> int:
-    """For Ctrl-C (KeyboardInterrupt) or SIGTERM (Terminated): print the one line, give the
-    status (130, 143)."""
+    """For Ctrl-C (KeyboardInterrupt), SIGTERM or SIGHUP (Terminated): print the one line, give
+    the status (130, 143, 129)."""
     if isinstance(stop, Terminated):
-        print("avrmp: terminated", file=sys.stderr)
-        return 128 + signal.SIGTERM
+        print("avrmp: terminated" if stop.signum == signal.SIGTERM else "avrmp: hung up",
+              file=sys.stderr)
+        return 128 + stop.signum
     print("avrmp: interrupted", file=sys.stderr)
     return 130

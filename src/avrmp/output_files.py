@@ -24,14 +24,14 @@ def require_writable(path: Path, folder: bool = False) -> None:
     where = Path(path) if folder else Path(path).parent
     made = []  # the missing folders, deepest first
     p = where
-    while not p.exists() and p != p.parent:
-        made.append(p)
-        p = p.parent
     try:
+        while not p.exists() and p != p.parent:
+            made.append(p)
+            p = p.parent
         if not folder and Path(path).is_dir():
             raise IsADirectoryError(21, "is a directory")
         if not folder:
-            _refuse_read_only(Path(path))
+            _refuse_kept(Path(path))
         if made and made[-1].is_symlink():
             raise FileNotFoundError(2, f"{made[-1]} is a link to nothing")
         for d in reversed(made):
@@ -48,9 +48,17 @@ def require_writable(path: Path, folder: bool = False) -> None:
                 d.rmdir()
 
 
-def _refuse_read_only(path: Path) -> None:
-    """A file the user made read-only is theirs to keep (a rename would replace it unasked)."""
-    if path.exists() and not os.access(path, os.W_OK):
+def _refuse_kept(path: Path) -> None:
+    """What a rename would replace unasked: a file the user made read-only (by its mode bits,
+    which root's access() ignores), a device, a pipe or a socket (not a file to replace), a
+    link to nothing or a loop of links."""
+    if path.is_symlink() and not path.exists():
+        raise FileNotFoundError(2, "it is a link to nothing (or a loop of links)")
+    if not path.exists():
+        return
+    if not path.is_file():
+        raise PermissionError(1, "it is not a regular file (a device, a pipe or a socket)")
+    if not path.stat().st_mode & 0o222 or not os.access(path, os.W_OK):
         raise PermissionError(13, "it is read-only")
 
 
@@ -62,9 +70,9 @@ def _umask() -> int:
 
 def write_all(files: dict[Path, str | bytes]) -> None:
     """Write several files so that either all of them appear or none, and a file that was
-    there before is either replaced or left as it was: each goes to a temporary file first (mode
-    0666 less the umask, like any file the user creates), then all are renamed, the files they
-    replace kept aside until every rename has worked.  A path that is a symbolic link is written
+    there before is either replaced or left as it was: each goes to a temporary file first (with
+    the mode of the file it replaces, else 0666 less the umask, like any file the user creates),
+    then all are renamed, the files they replace kept aside until every rename has worked.  A path that is a symbolic link is written
     through it: the file it points to gets the text, the link stays."""
     files = {Path(os.path.realpath(p)) if p.is_symlink() else p: t for p, t in files.items()}
     temps: list[tuple[str, Path]] = []
@@ -77,12 +85,13 @@ def write_all(files: dict[Path, str | bytes]) -> None:
             current.parent.mkdir(parents=True, exist_ok=True)
             if current.is_dir():
                 raise IsADirectoryError(21, "is a directory")
-            _refuse_read_only(current)
+            _refuse_kept(current)
+            mode = current.stat().st_mode & 0o7777 if current.exists() else 0o666 & ~_umask()
             fd, tmp = tempfile.mkstemp(dir=current.parent, prefix=f".{current.name}.")
             temps.append((tmp, current))
             with os.fdopen(fd, "wb" if isinstance(text, bytes) else "w") as f:
                 f.write(text)
-            os.chmod(tmp, 0o666 & ~_umask())
+            os.chmod(tmp, mode)
         for tmp, current in temps:
             replaced.append((current, _keep_aside(current)))
             os.replace(tmp, current)

@@ -129,8 +129,9 @@ def library_files(entries: list[Entry], family_name: str, command: str,
     for e in entries:
         files[f"src/{e.symbol}.S"] = e.asm()
         files[f"src/{e.symbol}.h"] = e.routine.header
+    comment = command.replace("*/", "* /")  # a path with */ would end the comment
     files["src/avrmp.h"] = "\n".join([
-        f"/* avrmp bundle: every routine's header. {MARK} {__version__}: {command} */",
+        f"/* avrmp bundle: every routine's header. {MARK} {__version__}: {comment} */",
         "#ifndef AVRMP_H", "#define AVRMP_H",
         *(f'#include "{e.symbol}.h"' for e in entries), "#endif", ""])
     files["library.properties"] = _properties(family_name, url)

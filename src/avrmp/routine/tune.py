@@ -60,7 +60,7 @@ def _results(specs: list[Spec], jobs: int, jitter: int):
     if jobs <= 1:
         yield from map(searched, specs)
         return
-    # The workers are forked with SIGINT and SIGTERM blocked, so that neither reaches one before
+    # The workers are forked with WORKER_SIGNALS blocked, so that none reaches one before
     # _quiet_worker has set its handlers (it would run the parent's and print a traceback); the
     # parent takes a signal that came meanwhile once they are unblocked again.
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, WORKER_SIGNALS)
@@ -72,12 +72,14 @@ def _results(specs: list[Spec], jobs: int, jitter: int):
         yield from pool.imap(searched, specs)
 
 
-WORKER_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+WORKER_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 def _quiet_worker() -> None:
-    """A worker leaves Ctrl-C to the parent and ends on the parent's terminate() (SIGTERM)
-    without a traceback of its own (forked with both blocked: unblocked once set)."""
+    """A worker leaves Ctrl-C and a hang-up to the parent and ends on the parent's terminate()
+    (SIGTERM) without a traceback of its own (forked with all three blocked: unblocked once
+    set)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, WORKER_SIGNALS)
