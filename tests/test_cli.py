@@ -86,6 +86,7 @@ GEN_ERRORS = [
     (["mul", "--bits", "16", "--name", "int"], "C keyword"),  # the .h would not compile
     (["mul", "--bits", "16", "--name", ""], "is empty"),  # not taken for the default
     (["mul", "--bits", "16", "--name", "uint8_t"], "a type the header uses"),
+    (["mul", "--bits", "16", "--name", "loop"], "a name the program has already"),  # Arduino
     (["mul", "--bits", "16", "--name", "__x"], "reserved to the compiler"),
     (["mul", "--algo", "product-scanning"], "--bits is required"),
     (["mul", "--bits", "16", "--algo", ""], "--algo ''"),

@@ -38,7 +38,7 @@ def data_bytes(op: str, n: int) -> int:
 
 
 # What --name may not be: the header declares `void NAME(uint8_t *r, ...)` (C keywords up to C23;
-# the <stdint.h> and <stddef.h> types the .h files use)
+# the <stdint.h> and <stddef.h> types the .h files use; names a C or Arduino program has already)
 C_RESERVED = frozenset((
     "alignas", "alignof", "auto", "bool", "break", "case", "char", "const", "constexpr",
     "continue", "default", "do", "double", "else", "enum", "extern", "false", "float", "for",
@@ -47,6 +47,8 @@ C_RESERVED = frozenset((
     "thread_local", "true", "typedef", "typeof", "typeof_unqual", "union", "unsigned", "void",
     "volatile", "while", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t",
     "uint32_t", "uint64_t", "size_t",
+    # a C program's and an Arduino sketch's own functions, <avr/interrupt.h>'s macros
+    "main", "setup", "loop", "cli", "sei",
 ))
 NAME_MAX = 128  # symbol and file names: far below any file system's limit
 
@@ -80,8 +82,9 @@ class Spec:
         if self.name and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.name):
             raise AvrmpError(f"--name {self.name!r} is not a C identifier")
         if self.name in C_RESERVED or re.match(r"__|_[A-Z]", self.name):
-            raise AvrmpError(f"--name {self.name}: a C keyword, a type the header uses or a "
-                             "name reserved to the compiler; choose another")
+            raise AvrmpError(f"--name {self.name}: a C keyword, a type the header uses, a name "
+                             "the program has already or one reserved to the compiler; choose "
+                             "another")
         if self.name and len(self.name) > NAME_MAX:  # it names files (NAME.S, NAME.h, NAME.c) too
             raise AvrmpError(f"--name: {len(self.name)} characters; at most {NAME_MAX}")
         if self.target == "arm7tdmi":
