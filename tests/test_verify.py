@@ -44,6 +44,8 @@ FAULTS = [
     ("add16_reset", "the reset vector"),
     ("add16_alias", "result"),  # wrong when a and b are one buffer
     ("add16_alias_leak", "from the first call with a and b in one buffer"),
+    ("add16_skip_adiw", "which the simulator skips as a 2-word instruction"),
+    ("add16_reserved_bst", "a reserved encoding (BLD, BST, SBRC or SBRS with bit 3 set)"),
     ("add16_return_address", "result"),  # reads its return address, which the call site sets
     ("add16_wdr", "executes WDR, which resets the caller's watchdog timer"),
     ("add16_flash_past", "reads program memory at 0x"),  # past its code: unprogrammed here
@@ -184,6 +186,16 @@ def test_code_the_start_up_runs_is_refused(tmp_path, capsys) -> None:
                    "g:\n    ret\n")
     status, _, err = verify(capsys, asm, "f", "--bits", "16", "--op", "add", "--tests", "20")
     assert status == 2 and "puts code or data in .init4, which the start-up code runs" in err, err
+
+
+def test_code_in_a_section_of_its_own_is_refused(tmp_path, capsys) -> None:
+    """simavr loads .text and .data only, .data's bytes right after .text, where avr-ld puts
+    an orphan section: what the part runs there is not what the simulator runs."""
+    asm = tmp_path / "orphan.S"
+    asm.write_text(".global f\nf:\n    rjmp g\n    .section .mycode,\"ax\",@progbits\n"
+                   "g:\n    ret\n    .data\n    .byte 1, 2\n")
+    status, _, err = verify(capsys, asm, "f", "--bits", "16", "--op", "add", "--tests", "20")
+    assert status == 2 and "puts code or data in .mycode, which the linker makes a section" in err
 
 
 def test_a_stack_dip_between_outs_counts(capsys) -> None:

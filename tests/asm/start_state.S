@@ -288,6 +288,24 @@ add16_alias_leak:
     SUM add
     ret
 
+; a skip over ADIW r24, 12 (0x960c): the part then runs the CLR, which simavr skips as well
+    .global add16_skip_adiw
+add16_skip_adiw:
+    LOADS
+    cpse r18, r18
+    adiw r24, 12
+    clr r18
+    SUM add
+    ret
+
+; BST with the reserved bit 3 set (0xfb28): simavr runs it as bst r18, 0
+    .global add16_reserved_bst
+add16_reserved_bst:
+    LOADS
+    .word 0xfb28
+    SUM add
+    ret
+
 ; a MUL encoded by hand, where the assembler would refuse the mnemonic for a part without MUL
     .global add16_word_mul
 add16_word_mul:

@@ -571,7 +571,7 @@ static const char *system_instruction(uint16_t op)
 
 typedef struct {
 	const char *err;
-	char errbuf[200];
+	char errbuf[400];
 	uint64_t abi, core;
 	uint32_t minsp;
 	long long ninstr;
@@ -579,9 +579,25 @@ typedef struct {
 	long irq_sp;
 } result_t;
 
-/* Whether op at pc may not run: the part lacks it, the AVR leaves it undefined, or it reaches
- * past the call (the reason goes to r->err). */
-static int refused_instruction(int lacks, uint16_t op, uint32_t pc, result_t *r)
+/* An encoding simavr 1.6 runs other than the part does: BLD, BST, SBRC, SBRS with bit 3 set
+ * (reserved; simavr ignores the bit), and a skip over ADIW or SBIW with K & 0xC == 0xC, which
+ * simavr's two-word test (op & 0xfc0f == 0x940c..f) takes for a 2-word instruction and skips
+ * with the word after it. */
+static const char *simulator_gap(avr_t *avr, uint16_t op, uint32_t pc)
+{
+	if ((op & 0xF808) == 0xF808)
+		return "a reserved encoding (BLD, BST, SBRC or SBRS with bit 3 set)";
+	int skip = (op & 0xFC00) == 0x1000 || (op & 0xFC08) == 0xFC00 || (op & 0xFD00) == 0x9900;
+	if (skip && (flash16(avr, pc + 2) & 0xFE0C) == 0x960C)
+		return "a skip over ADIW or SBIW with an immediate of 12 to 15 mod 16, which the "
+		       "simulator skips as a 2-word instruction (the part skips one word): use another "
+		       "immediate or no skip there";
+	return NULL;
+}
+
+/* Whether op at pc may not run: the part lacks it, the AVR leaves it undefined, it reaches
+ * past the call, or the simulator would run it otherwise (the reason goes to r->err). */
+static int refused_instruction(avr_t *avr, int lacks, uint16_t op, uint32_t pc, result_t *r)
 {
 	const char *why; /* each looked up only if the one before found nothing: a hot path */
 	if ((why = lacking_instruction(lacks, op)))
@@ -593,6 +609,8 @@ static int refused_instruction(int lacks, uint16_t op, uint32_t pc, result_t *r)
 			 "undefined on the AVR", op, pc, why, why);
 	else if ((why = system_instruction(op)))
 		snprintf(r->errbuf, sizeof r->errbuf, "executes %s, at PC=0x%x", why, pc);
+	else if ((why = simulator_gap(avr, op, pc)))
+		snprintf(r->errbuf, sizeof r->errbuf, "executes 0x%04x at PC=0x%x, %s", op, pc, why);
 	else
 		return 0;
 	r->err = r->errbuf;
@@ -793,7 +811,7 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 			r->err = r->errbuf;
 			return 1;
 		}
-		if (refused_instruction(h->lacks, op, pc, r))
+		if (refused_instruction(avr, h->lacks, op, pc, r))
 			return 1;
 		t->pc_hash = (t->pc_hash ^ pc) * FNV_PRIME;
 		t->sp = sp_get(avr);

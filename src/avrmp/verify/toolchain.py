@@ -222,7 +222,27 @@ def build_firmware(asm: Path, symbol: str, mcu: str, workdir: Path) -> Firmware:
                 first = ln.strip()
                 break
         raise AvrmpError(f"link failed for {asm} on {mcu}: {first}: fix the assembly source")
+    _refuse_unloaded_sections(elf, asm)
     return _read_firmware(elf, mcu, symbol)
+
+
+# The linked program's sections simavr loads (.text, .data) or that hold no bytes to load
+LOADED_SECTIONS = (".text", ".data", ".bss", ".noinit")
+SHF_ALLOC = 0x2
+
+
+def _refuse_unloaded_sections(elf: Path, asm: Path) -> None:
+    """simavr loads only .text and .data into flash, .data's bytes right after .text: code or
+    data the linker puts in a section of its own (.mycode, say, which avr-ld places where .data's
+    bytes go) would be run or read as other bytes than the part's."""
+    with elf.open("rb") as fh:
+        names = [sec.name for sec in ELFFile(fh).iter_sections()
+                 if sec["sh_flags"] & SHF_ALLOC and sec["sh_size"]]
+    bad = next((n for n in names if n not in LOADED_SECTIONS), None)
+    if bad:
+        raise AvrmpError(f"{asm} puts code or data in {bad}, which the linker makes a section "
+                         "of its own that the simulator does not load: move it to .text (code "
+                         "and PROGMEM tables) or .data")
 
 
 def _assemble_user(gcc: str, asm: Path, mcu: str, workdir: Path) -> Path:
