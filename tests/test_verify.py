@@ -188,6 +188,22 @@ def test_code_the_start_up_runs_is_refused(tmp_path, capsys) -> None:
     assert status == 2 and "puts code or data in .init4, which the start-up code runs" in err, err
 
 
+def test_variant_none_reports_the_cycles_over_the_load(tmp_path, capsys) -> None:
+    """Without a timing discipline the cycles vary: the summary gives input #0's and the range
+    (a branch on a's low byte takes a cycle more when it is not zero)."""
+    asm = tmp_path / "vartime.S"
+    asm.write_text(".global f\nf:\n    movw r26, r22\n    ld r18, X+\n    ld r19, X\n"
+                   "    movw r30, r20\n    ld r20, Z+\n    ld r21, Z\n    movw r30, r24\n"
+                   "    tst r18\n    breq 1f\n    nop\n    nop\n1:  add r18, r20\n"
+                   "    adc r19, r21\n    clr r22\n    rol r22\n    st Z+, r18\n"
+                   "    st Z+, r19\n    st Z, r22\n    ret\n")
+    status, out, err = verify(capsys, asm, "f", "--bits", "16", "--op", "add", "--tests", "20",
+                              "--variant", "none")
+    assert status == 0, err
+    core = int(re.search(r"core (\d+) cycles on input #0", out)[1])
+    assert f", {core}-{core + 1} over the load" in out, out
+
+
 def test_code_in_a_section_of_its_own_is_refused(tmp_path, capsys) -> None:
     """simavr loads .text and .data only, .data's bytes right after .text, where avr-ld puts
     an orphan section: what the part runs there is not what the simulator runs."""

@@ -751,13 +751,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
                              progress=True, stack=_stack_room(args, head))
     interrupts = (f"an interrupt after every instruction on {report.interrupt_inputs} inputs"
                   if not args.no_interrupts else "interrupts skipped (--no-interrupts)")
+    spread = ("" if report.core_range[0] == report.core_range[1] else
+              f" on input #0, {report.core_range[0]}-{report.core_range[1]} over the load")
     summary = (f"{args.symbol}: {report.inputs} inputs (seed {report.seed}), {interrupts}; "
                f"timing as {args.variant} ({TIMING_CHECKS[args.variant]}); core "
-               f"{report.core_cycles} cycles, ABI {report.abi_cycles} cycles, stack "
+               f"{report.core_cycles} cycles{spread}, ABI {report.abi_cycles} cycles, stack "
                f"{report.stack_depth} bytes")
     if args.json:
         _write_verify_json(args, report, mcu=args.mcu, interrupt_inputs=report.interrupt_inputs,
-                           core_cycles=report.core_cycles, abi_cycles=report.abi_cycles)
+                           core_cycles=report.core_cycles, abi_cycles=report.abi_cycles,
+                           core_range=list(report.core_range), abi_range=list(report.abi_range))
     if report.passed:
         print(f"PASS {summary}")
         return 0

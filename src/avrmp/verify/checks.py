@@ -74,6 +74,18 @@ class Report:
     seed: int = 0
     interrupt_inputs: int = 0  # inputs run with an interrupt after every instruction
     failures: list[Failure] = field(default_factory=list)
+    core_range: tuple[int, int] = (0, 0)  # fewest and most core cycles over the load's calls
+    abi_range: tuple[int, int] = (0, 0)
+
+    def note_cycles(self, m: Measurement) -> None:
+        """Fold one returned call's cycles into the ranges (they differ only without a timing
+        discipline, --variant none)."""
+        if self.core_range == (0, 0):
+            self.core_range, self.abi_range = (m.core_cycles,) * 2, (m.abi_cycles,) * 2
+        self.core_range = min(self.core_range[0], m.core_cycles), max(self.core_range[1],
+                                                                       m.core_cycles)
+        self.abi_range = min(self.abi_range[0], m.abi_cycles), max(self.abi_range[1],
+                                                                    m.abi_cycles)
 
     @property
     def passed(self) -> bool:
@@ -206,6 +218,8 @@ def verify_firmware(fw: Firmware, op: str, nbytes: int, variant: str = "branchfr
                     report.failures.append(Failure(report.inputs, *bad, call.operands))
                 report.interrupt_inputs += call.isr_model
                 report.inputs += 1
+                if not m.error:
+                    report.note_cycles(m)
                 report.stack_depth = max(report.stack_depth, m.stack_depth)
             bar.update(len(results))
             if len(results) < len(chunk):
