@@ -18,8 +18,8 @@ record the data-address trace (addresses relative to the buffer they fall in, or
 for the stack) and, for each access, the SP it may not go below (the lower of SP before and
 after its instruction: no red zone, as an interrupt may write below SP), so that a write with a
 byte outside the result buffer and the stack the routine holds at that moment, or a read outside
-the buffers, that stack and the routine's own code and constants, is reported.  An unaligned
-access (which the ARM7TDMI rotates or aligns, unlike unicorn), an MSR that changes the mode or
+the buffers, that stack and the routine's own image (code, constants, data), is reported.  An unaligned
+access (which the ARM7TDMI rotates or aligns, unlike unicorn), an MSR that writes the mode or
 the interrupt masks, unmapped accesses, instructions the model does not cover and hangs become a
 measurement's `error`, not a traceback.  unicorn was chosen over qemu-user for
 this: it calls back before every instruction and memory access in-process, which a cycle model
@@ -175,8 +175,8 @@ class ArmEmulator:
             for page in range(s.address // PAGE, (s.address + len(s.data) + PAGE - 1) // PAGE):
                 pages[page] = pages.get(page, False) or s.writable
         self.writable_pages = {page for page, writable in pages.items() if writable}
-        self.readonly = [(s.address, s.address + len(s.data)) for s in self.fw.segments
-                         if not s.writable]  # its code and constants (a literal pool)
+        # its code, constants and data (a literal pool, a GOT, a routine placed in RAM)
+        self.image = [(s.address, s.address + len(s.data)) for s in self.fw.segments]
         for page, writable in sorted(pages.items()):
             prot = uc_mod.UC_PROT_READ | uc_mod.UC_PROT_EXEC
             self.uc.mem_map(page * PAGE, PAGE, prot | (uc_mod.UC_PROT_WRITE if writable else 0))
@@ -221,8 +221,9 @@ class ArmEmulator:
                              "only; keep to ARM state (BX to an even address)")
         d = decode(int.from_bytes(self.uc.mem_read(address, 4), "little"))
         if d.name == "msr" and d.word & (1 << 22 | 1 << 16):
-            raise AvrmpError("MSR to the SPSR or to the CPSR's control field (mode, interrupt "
-                             "masks) changes the caller's state: refused")
+            raise AvrmpError("MSR that writes the SPSR or the CPSR's control field (mode, "
+                             "interrupt masks), the caller's state, is refused: write the flags "
+                             "only (MSR CPSR_f)")
         begin, end = self.trace.core
         cost = cycles(Executed(d.timing, True, d.registers))  # as it runs, m aside
         varying = None
@@ -349,7 +350,7 @@ class ArmEmulator:
         after = tuple(uc.reg_read(REGISTERS[i]) for i in range(4, 12))
         sizes = [call.result_len] + [len(o) for o in call.operands]
         regions = [(a, a + s) for a, s in zip(at, sizes)]
-        data, stray, stray_reads = relative_trace(t, regions, sp, self.readonly)
+        data, stray, stray_reads = relative_trace(t, regions, sp, self.image)
         self.deepest = max(self.deepest, sp - t.min_sp)
         names = ["result"] + [f"operand {chr(65 + i)}" for i in range(len(call.operands))]
         return ArmMeasurement(
@@ -387,13 +388,13 @@ def place_buffers(rng: random.Random, region: tuple[int, int], sizes: Sequence[i
 
 
 def relative_trace(t: Trace, regions: Sequence[tuple[int, int]], sp: int,
-                   readonly: Sequence[tuple[int, int]]) -> tuple[list[int], list[int], list[int]]:
+                   image: Sequence[tuple[int, int]]) -> tuple[list[int], list[int], list[int]]:
     """The data-address trace with addresses made relative (tag << 40 | offset << 4 | size and
     kind, the tag a buffer's index, STACK_TAG for offsets from the entry SP, ABSOLUTE_TAG
     elsewhere); the addresses of writes with a byte outside the result buffer and the stack the
     routine holds (from its SP at that access to the entry SP: no byte below SP, where an
     interrupt would write); and those of reads with a byte outside the buffers, that stack and
-    the routine's own code and constants."""
+    the routine's own image (its code, constants and data)."""
     out, stray, stray_reads = [], [], []
     result = regions[0]
     for key, floor in zip(t.data, t.floors):
@@ -412,7 +413,7 @@ def relative_trace(t: Trace, regions: Sequence[tuple[int, int]], sp: int,
         if low & 1:
             if not (_within(span, result) or _within(span, held)):
                 stray.append(address)
-        elif not any(_within(span, r) for r in (*regions, held, *readonly)):
+        elif not any(_within(span, r) for r in (*regions, held, *image)):
             stray_reads.append(address)
     return out, stray, stray_reads
 

@@ -74,6 +74,9 @@ def first_error(output: str, fallback: str) -> str:
         m = ERROR_LINE.match(line)
         if m:
             return f"{m['where']}: {m['msg'].strip()}"
+    for line in lines:  # the linker names the cause on a line after "in function"
+        if "undefined reference" in line:
+            return line
     for line in lines:
         if line and "Assembler messages" not in line:
             return line

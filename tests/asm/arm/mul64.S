@@ -228,6 +228,21 @@ begin mul64_literal
     .ltorg
 end mul64_literal
 
+@ Right, whatever its buffers' alignment: it takes another (equally long) path where the
+@ result is 8-byte aligned, as gcc -O3 code does for a doubleword copy.
+begin mul64_align
+    push {r4, r5}
+    tst r0, #4
+    movne r4, r4
+    bne 1f
+    nop
+1:
+    LOADS
+    PRODUCT
+    pop {r4, r5}
+    bx lr
+end mul64_align
+
 @ Spins forever.
 begin mul64_hang
     push {r4, r5}
@@ -310,3 +325,18 @@ begin mul64_peek
     pop {r4, r5}
     bx lr
 end mul64_peek
+
+@ Right, placed in RAM (a section both writable and executable), with its literal pool.
+    .section .ramfunc, "awx", %progbits
+begin mul64_ram
+    push {r4, r5}
+    ldr r4, =0x12345678
+    eor r12, r4, r4
+    LOADS
+    eor r12, r12, r4
+    eor r12, r12, r4
+    PRODUCT
+    pop {r4, r5}
+    bx lr
+    .ltorg
+end mul64_ram
