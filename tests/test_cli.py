@@ -427,15 +427,19 @@ def test_a_path_the_system_refuses_is_one_line(tmp_path, capsys) -> None:
     assert_one_error(status, err, "File name too long")
 
 
-def test_a_closed_output_is_one_line() -> None:
+@pytest.mark.parametrize("argv", [["list"], ["best", "add", "--bits", "32", "-o", "OUT"]])
+def test_a_closed_output_is_one_line(argv, tmp_path) -> None:
     """stdout closed before the output is written (a pipe into head -0): one line, status 2,
-    no traceback."""
-    proc = subprocess.Popen([sys.executable, "-m", "avrmp.cli", "list"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    no traceback; best has written its files before its table."""
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "avrmp.cli",
+                             *(str(out) if a == "OUT" else a for a in argv)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     proc.stdout.close()
     err = proc.stderr.read()
-    assert proc.wait(timeout=60) == 2
+    assert proc.wait(timeout=120) == 2
     assert err.startswith("avrmp: error: cannot write the output:") and "Traceback" not in err, err
+    assert argv[0] != "best" or len(list(out.glob("*.[Sh]"))) == 2
 
 
 def test_binary_input_is_refused_and_control_characters_escaped(tmp_path, capsys) -> None:

@@ -550,14 +550,14 @@ def cmd_best(args: argparse.Namespace) -> int:
     for path in dict.fromkeys(f(s, args.out) for s in named for f in (asm_path, header_path)):
         require_writable(path)  # whichever is chosen, before the run
     best, found = pick(candidates, args.max_flash, args.max_stack, progress=True)
+    routine = generate(dataclasses.replace(best.spec, name=args.name or ""))
+    verify_generated(routine)
+    asm, hdr = write_routine(routine, args.out)  # before the table: a closed stdout loses no file
     print(f"{'candidate':46} {'core':>8} {'ABI':>8} {'bytes':>7} {'stack':>6}")
     for c in found:
         mark = "  <- chosen" if c is best else f"  ({c.misses})" if c.misses else ""
         print(f"{c.label:46} {c.core_cycles:8} {c.abi_cycles:8} {c.routine.code_bytes:7} "
               f"{c.stack_bytes:6}{mark}")
-    routine = generate(dataclasses.replace(best.spec, name=args.name or ""))
-    verify_generated(routine)
-    asm, hdr = write_routine(routine, args.out)
     print(f"{asm}\n{hdr}\nC prototype: {signature(routine.spec)[1]}")  # (rps: a length too)
     return 0
 
