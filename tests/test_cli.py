@@ -418,6 +418,16 @@ def test_outputs_a_rename_would_replace_unasked_are_refused(tmp_path, capsys) ->
     assert hdr.is_symlink() and not asm.exists()
 
 
+def test_a_routine_must_leave_room_for_a_program(tmp_path, capsys) -> None:
+    """440-bit product scanning takes 32,634 of the ATmega328P's 32,768 bytes: no program
+    (vectors, start-up, main) fits beside it, so gen refuses it; 432 bits fits."""
+    base = ["gen", "mul", "--algo", "product-scanning", "--mcu", "atmega328p", "-o", tmp_path]
+    status, _, err = run([*base, "--bits", "440"], capsys)
+    assert_one_error(status, err, "the least program around it 138 more")
+    assert files_under(tmp_path) == []
+    assert run([*base, "--bits", "432"], capsys)[0] == 0
+
+
 def test_a_path_the_system_refuses_is_one_line(tmp_path, capsys) -> None:
     """A name longer than the file system takes (ENAMETOOLONG) fails in one line, status 2."""
     long = tmp_path / ("x" * 300)

@@ -109,7 +109,7 @@ def verify_entry(entry: Entry, src: Path, family: Family, tests: int, seed: int 
     for part in parts:
         fits = sram_fits(spec.op, spec.operand_bytes, part) and \
             has_room(dataclasses.replace(spec, mcu=part)) and \
-            entry.routine.code_bytes <= get_mcu(part).flash_bytes
+            get_mcu(part).holds(entry.routine.code_bytes)
         if not fits:
             continue
         report = verify_file(src / f"{entry.symbol}.S", entry.symbol, spec.op,

@@ -37,10 +37,11 @@ def generate(spec: Spec, tune: bool = False, record: list[Decision] | None = Non
                          "leave out --levels or choose another size") from e
     routine = wrap(spec, kernel)
     mcu = get_mcu(spec.mcu)
-    if routine.code_bytes > mcu.flash_bytes:
+    if not mcu.holds(routine.code_bytes):
         raise AvrmpError(
-            f"{spec.symbol} needs {routine.code_bytes} bytes of flash but {spec.mcu} has "
-            f"{mcu.flash_bytes}: choose a looped or subquadratic algorithm, or a smaller size"
+            f"{spec.symbol} needs {routine.code_bytes} bytes of flash and the least program "
+            f"around it {mcu.program_bytes} more, but {spec.mcu} has {mcu.flash_bytes}: choose "
+            "a looped or subquadratic algorithm, or a smaller size"
         )
     return routine
 
