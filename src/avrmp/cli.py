@@ -36,7 +36,7 @@ from .bench.report import (
     update_readme,
     write_json,
 )
-from .errors import AvrmpError, Terminated, raise_terminated, stopped
+from .errors import AvrmpError, Terminated, catch_stop_signals, stopped
 from .library.bundle import DEFAULT_SIZES, FAMILIES, make_bundle
 from .library.uecc import DROP_IN_FILE, ENTRY, UECC_FLAGS, UECC_SIZES, make_drop_in
 from .output_files import require_writable, write_atomic
@@ -402,10 +402,10 @@ MAX_JITTER = 10_000  # jittered allocations a block: some 500 take minutes at 25
 
 def _count(text: str) -> int:
     """--jitter: a count, 0 to MAX_JITTER."""
-    value = _non_negative(text, f"give a whole number, 0 to {MAX_JITTER}")
-    if value > MAX_JITTER:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number, 0 to {MAX_JITTER}")
-    return value
+    hint = f"give a whole number, 0 to {MAX_JITTER}"
+    if _non_negative(text, hint) > MAX_JITTER:
+        raise argparse.ArgumentTypeError(f"{text!r}: {hint}")
+    return _integer(text)
 
 
 def _spec_from(args: argparse.Namespace) -> Spec:
@@ -945,14 +945,10 @@ COMMANDS = {"gen": cmd_gen, "rebuild": cmd_rebuild, "tune": cmd_tune, "best": cm
             "profile": cmd_profile, "bench": cmd_bench, "list": cmd_list}
 
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # end a run as Ctrl-C does (errors.Terminated)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = ({s: signal.signal(s, raise_terminated) for s in STOP_SIGNALS}
-                if in_main_thread else {})
+    previous = catch_stop_signals() if in_main_thread else {}
     try:
         status = COMMANDS[args.command](args)
         sys.stdout.flush()  # a full disk or a closed pipe is reported here, not at exit

@@ -4,14 +4,11 @@ word."""
 
 from __future__ import annotations
 
-import signal
-
-from .errors import Terminated, raise_terminated, stopped
+from .errors import Terminated, catch_stop_signals, stopped
 
 
 def run() -> int:
-    for signum in (signal.SIGTERM, signal.SIGHUP):  # (cli.main sets them again while it runs)
-        signal.signal(signum, raise_terminated)
+    catch_stop_signals()  # (cli.main sets them again while it runs)
     try:
         from .cli import main
         return main()

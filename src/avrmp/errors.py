@@ -34,6 +34,13 @@ def raise_terminated(signum, frame) -> None:
     raise Terminated(signum)
 
 
+def catch_stop_signals() -> dict:
+    """raise_terminated for SIGTERM and SIGHUP, except where the signal is ignored (`nohup avrmp
+    bench &` keeps running when its terminal closes); returns the handlers it replaced."""
+    return {s: signal.signal(s, raise_terminated) for s in (signal.SIGTERM, signal.SIGHUP)
+            if signal.getsignal(s) is not signal.SIG_IGN}
+
+
 def stopped(stop: BaseException) -> int:
     """For Ctrl-C (KeyboardInterrupt), SIGTERM or SIGHUP (Terminated): print the one line, give
     the status (130, 143, 129)."""
