@@ -983,10 +983,10 @@ def test_sighup_ends_a_run_as_sigterm_does(tmp_path) -> None:
     assert proc.returncode == 129 and err.endswith("avrmp: hung up\n"), err
     assert list(temp.iterdir()) == [] and files_under(out) == []
     # under nohup (SIGHUP ignored) the run goes on; SIGTERM still ends it
-    proc = subprocess.Popen([sys.executable, "-m", "avrmp.cli", "gen", "mul", "--bits", "2048",
-                             "--algo", "karatsuba", "--tune", "-o", out],
-                            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN),
-                            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(["nohup", sys.executable, "-m", "avrmp.cli", "gen", "mul", "--bits",
+                             "2048", "--algo", "karatsuba", "--tune", "-o", out],
+                            stdin=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, text=True)
     time.sleep(3)
     proc.send_signal(signal.SIGHUP)
     time.sleep(1)
