@@ -204,6 +204,19 @@ def test_variant_none_reports_the_cycles_over_the_load(tmp_path, capsys) -> None
     assert f", {core}-{core + 1} over the load" in out, out
 
 
+def test_work_on_the_buffers_outside_the_core_is_refused(tmp_path, capsys) -> None:
+    """m16 with core_end moved before its four stores reported 4 x 2 core cycles too few: a
+    routine that marks a core must keep every access to its buffers inside it."""
+    lines = (Path(__file__).parent / "asm" / "m16.S").read_text().splitlines()
+    end = lines.index("m16__core_end:")
+    first_store = next(i for i, ln in enumerate(lines) if ln.strip().startswith("st Z+"))
+    moved = lines[:first_store] + ["m16__core_end:"] + lines[first_store:end] + lines[end + 1:]
+    asm = tmp_path / "early_end.S"
+    asm.write_text("\n".join(moved) + "\n")
+    status, _, err = verify(capsys, asm, "m16", "--bits", "16", "--op", "mul", "--tests", "20")
+    assert status == 1 and "outside the core labels" in err, err
+
+
 def test_code_in_a_section_of_its_own_is_refused(tmp_path, capsys) -> None:
     """simavr loads .text and .data only, .data's bytes right after .text, where avr-ld puts
     an orphan section: what the part runs there is not what the simulator runs."""

@@ -135,6 +135,8 @@ typedef struct {
 	int sp_pending;     /* SPL or SPH written by OUT, its partner not yet */
 	uint32_t rampz;     /* RAMPZ's data address (0: the part has none) */
 	uint32_t own_flash[4]; /* [0], [1] and [2], [3]: the routine's code and data in flash */
+	int outside_core;   /* the routine marks a core and this instruction is before or after it */
+	char core_gap[200]; /* the first access to a buffer outside the core */
 } trace_t;
 
 /* Addresses in the digest are relative to the buffer or stack they fall in, so that the
@@ -241,10 +243,26 @@ static inline void rd_io(trace_t *t, uint32_t a)
 			   "register can change its state)", t->now, a);
 }
 
+/* A routine that marks a core keeps its work on the buffers inside it: a core_end placed before
+ * the last stores (or a core_begin after the first loads) would leave cycles out of the core. */
+static void check_core_gap(trace_t *t, uint32_t a)
+{
+	int in_buffer = a >= t->r_lo && a < t->r_hi;
+	for (int i = 0; i < t->nops && !in_buffer; i++)
+		in_buffer = a >= t->op_lo[i] && a < t->op_hi[i];
+	if (in_buffer && !t->core_gap[0])
+		snprintf(t->core_gap, sizeof t->core_gap, "instruction %lld reaches 0x%04x, in the result "
+			 "or an operand, outside the core labels: the core cycles would leave that work "
+			 "out (place core_begin before the first such access, core_end after the last)",
+			 t->now, a);
+}
+
 static inline void rd(trace_t *t, uint32_t a)
 {
 	a &= 0xffff;
 	mix_addr(t, norm(t, a));
+	if (t->outside_core)
+		check_core_gap(t, a);
 	if (a >= IO_FIRST && a <= IO_SREG) { /* LD/LDS of an I/O register: as IN */
 		rd_io(t, a);
 		return;
@@ -270,6 +288,8 @@ static inline void wr(trace_t *t, uint32_t a)
 {
 	a &= 0xffff;
 	mix_addr(t, norm(t, a) | 0x10000000u);
+	if (t->outside_core)
+		check_core_gap(t, a);
 	if (a >= IO_FIRST && a <= IO_SREG) { /* ST/STS to an I/O register (SREG, SP): as OUT */
 		wr_io(t, a);
 		return;
@@ -821,7 +841,12 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 		if (!((op & 0xF800) == 0xB800 && (((op >> 5) & 0x30) | (op & 0xF)) >= 0x3d) &&
 		    t->sp < r->minsp)
 			r->minsp = t->sp;
+		t->outside_core = h->core_begin >= 0 && !(*cb_cycle >= 0 && *ce_cycle < 0);
 		trace_mem(avr, t, pc, op, h->asz);
+		if (t->core_gap[0]) {
+			r->err = t->core_gap;
+			return 1;
+		}
 	}
 	if (avr->cycle - r->abi > h->max_cycles) {
 		snprintf(r->errbuf, sizeof r->errbuf, "timeout after %llu cycles: the routine does not "
