@@ -179,9 +179,9 @@ def run_load(report: ArmReport, emulator: ArmEmulator, load, edges: int,
     equal_pairs = 0
     for index, ops in enumerate(load):
         operands = tuple(x.to_bytes(4 * words, "little") for x in ops)
-        if len(operands) == 2 and operands[0] == operands[1]:
-            equal_pairs += 1
-        shared = equal_pairs % 2 == 0 and len(operands) == 2 and operands[0] == operands[1]
+        equal = len(operands) == 2 and operands[0] == operands[1]
+        equal_pairs += equal
+        shared = equal and equal_pairs % 2 == 0  # every other pair (x, x) as f(r, x, x)
         call = ArmCall(operands, 8 * words, int_args, seed=rng.getrandbits(62), shared=shared)
         m = emulator.call(call, max_instructions=_instruction_cap(words))
         key = (shared, *placement_class(m))
