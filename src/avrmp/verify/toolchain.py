@@ -8,6 +8,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from elftools.elf.constants import SH_FLAGS
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
@@ -228,7 +229,6 @@ def build_firmware(asm: Path, symbol: str, mcu: str, workdir: Path) -> Firmware:
 
 # The linked program's sections simavr loads (.text, .data) or that hold no bytes to load
 LOADED_SECTIONS = (".text", ".data", ".bss", ".noinit")
-SHF_ALLOC = 0x2
 
 
 def _refuse_unloaded_sections(elf: Path, asm: Path) -> None:
@@ -237,7 +237,7 @@ def _refuse_unloaded_sections(elf: Path, asm: Path) -> None:
     bytes go) would be run or read as other bytes than the part's."""
     with elf.open("rb") as fh:
         names = [sec.name for sec in ELFFile(fh).iter_sections()
-                 if sec["sh_flags"] & SHF_ALLOC and sec["sh_size"]]
+                 if sec["sh_flags"] & SH_FLAGS.SHF_ALLOC and sec["sh_size"]]
     bad = next((n for n in names if n not in LOADED_SECTIONS), None)
     if bad:
         raise AvrmpError(f"{asm} puts code or data in {bad}, which the linker makes a section "

@@ -42,6 +42,20 @@
     ldr r2, [r2, #4]          @ b1
 .endm
 
+@ The right product, with a constant from the literal pool that follows it (XORed away).
+.macro WITH_LITERAL
+    push {r4, r5}
+    ldr r4, =0x12345678
+    eor r12, r4, r4
+    LOADS
+    eor r12, r12, r4
+    eor r12, r12, r4
+    PRODUCT
+    pop {r4, r5}
+    bx lr
+    .ltorg
+.endm
+
 begin mul64
     push {r4, r5}
 mul64__core_begin:
@@ -216,16 +230,7 @@ end mul64_alias_leak
 
 @ Right, with a constant from its literal pool (read from its own code: allowed).
 begin mul64_literal
-    push {r4, r5}
-    ldr r4, =0x12345678
-    eor r12, r4, r4
-    LOADS
-    eor r12, r12, r4
-    eor r12, r12, r4
-    PRODUCT
-    pop {r4, r5}
-    bx lr
-    .ltorg
+    WITH_LITERAL
 end mul64_literal
 
 @ Right, whatever its buffers' alignment: it takes another (equally long) path where the
@@ -329,14 +334,5 @@ end mul64_peek
 @ Right, placed in RAM (a section both writable and executable), with its literal pool.
     .section .ramfunc, "awx", %progbits
 begin mul64_ram
-    push {r4, r5}
-    ldr r4, =0x12345678
-    eor r12, r4, r4
-    LOADS
-    eor r12, r12, r4
-    eor r12, r12, r4
-    PRODUCT
-    pop {r4, r5}
-    bx lr
-    .ltorg
+    WITH_LITERAL
 end mul64_ram
