@@ -88,6 +88,11 @@ GEN_ERRORS = [
     (["mul", "--bits", "16", "--name", "uint8_t"], "a type the header uses"),
     (["mul", "--bits", "16", "--name", "loop"], "a name the program has already"),  # Arduino
     (["mul", "--bits", "16", "--name", "__x"], "reserved to the compiler"),
+    # avr-libc's macros for the part (a declaration `void PORTB(...)` does not compile)
+    (["mul", "--bits", "16", "--name", "PORTB"], "macro for atmega128"),
+    (["mul", "--bits", "16", "--name", "RAMPZ", "--mcu", "atmega2560"], "macro for atmega2560"),
+    (["mul", "--bits", "16", "--name", "UINT8_MAX"], "macro for atmega128"),  # <stdint.h>
+    (["mul", "--bits", "16", "--name", "min"], "a name the program has already"),  # Arduino.h
     (["mul", "--algo", "product-scanning"], "--bits is required"),
     (["mul", "--bits", "16", "--algo", ""], "--algo ''"),
     # buffers and stack beyond SRAM (1 KB of operands and result, about 1.1 KB of frames)

@@ -58,7 +58,7 @@ from .verify.generated import verify_generated
 from .verify.host64 import verify_host, write_host_source
 from .verify.inputs import DEFAULT_TESTS, check_tests
 from .verify.profile import format_profile, profile_firmware
-from .verify.toolchain import build_firmware
+from .verify.toolchain import build_firmware, refuse_macro_name
 
 LEN_ARG_HELP = ("the routine takes the operand length in bytes (bits/8) as a uint16_t after the "
                 "pointers, e.g. void f(uint8_t *r, const uint8_t *a, const uint8_t *b, uint16_t "
@@ -193,7 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_request_args(g)
     _add_target_arg(g, host64=True)
     g.add_argument("--name", type=_name,
-                   help="symbol name (default avrmp_OPBITS_ALGO)")
+                   help="symbol name (default avrmp_OPBITS_ALGO); not a C keyword or a macro of "
+                   "avr-libc's or Arduino's headers")
     g.add_argument("-o", "--out", type=_out_dir, required=True, help="output directory")
     g.add_argument("--dialect", choices=tuple(DIALECTS), default="gnu",
                    help="assembler syntax: gnu (NAME.S, avr-gcc) or avrasm2 (NAME.asm, Microchip "
@@ -425,11 +426,14 @@ def _spec_from(args: argparse.Namespace) -> Spec:
         if not a.runtime_length:
             raise AvrmpError(f"--bits is required for {algo} (the size is fixed at generation)")
         bits = 8 * a.max_bytes  # any valid length: the routine takes len at run time
-    return Spec(
+    spec = Spec(
         op=args.op, bits=bits, algo=algo,
         variant=args.variant, mcu=args.mcu, name=args.name or "", levels=args.levels,
         d=args.d, e=args.e, looped=args.looped,
     )
+    if spec.name:
+        refuse_macro_name(spec.name, spec.mcu)
+    return spec
 
 
 def cmd_gen(args: argparse.Namespace) -> int:
@@ -547,6 +551,8 @@ def cmd_best(args: argparse.Namespace) -> int:
     candidates = requests(args.op, args.bits, args.mcu, args.branched)
     require_writable(args.out, folder=True)
     named = [dataclasses.replace(s, name=args.name or "") for s in candidates]  # (Spec checks it)
+    if args.name:
+        refuse_macro_name(args.name, args.mcu)
     for path in dict.fromkeys(f(s, args.out) for s in named for f in (asm_path, header_path)):
         require_writable(path)  # whichever is chosen, before the run
     best, found = pick(candidates, args.max_flash, args.max_stack, progress=True)

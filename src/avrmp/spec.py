@@ -49,6 +49,14 @@ C_RESERVED = frozenset((
     "uint32_t", "uint64_t", "size_t",
     # a C program's and an Arduino sketch's own functions, <avr/interrupt.h>'s macros
     "main", "setup", "loop", "cli", "sei",
+    # Arduino.h's macros (avr-libc's are asked of avr-gcc: verify.toolchain.header_macros)
+    "min", "max", "abs", "constrain", "round", "radians", "degrees", "sq", "interrupts",
+    "noInterrupts", "lowByte", "highByte", "bitRead", "bitSet", "bitClear", "bitToggle",
+    "bitWrite", "bit", "clockCyclesPerMicrosecond", "clockCyclesToMicroseconds",
+    "microsecondsToClockCycles", "HIGH", "LOW", "INPUT", "OUTPUT", "INPUT_PULLUP", "PI",
+    "HALF_PI", "TWO_PI", "DEG_TO_RAD", "RAD_TO_DEG", "EULER", "SERIAL", "DISPLAY", "LSBFIRST",
+    "MSBFIRST", "CHANGE", "FALLING", "RISING", "DEFAULT", "EXTERNAL", "INTERNAL", "ARDUINO",
+    "F_CPU",
 ))
 NAME_MAX = 128  # symbol and file names: far below any file system's limit
 

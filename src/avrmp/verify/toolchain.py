@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import subprocess
@@ -110,6 +111,32 @@ def find_avr_gcc() -> str:
     if path is None:
         raise AvrmpError(f"avr-gcc not found: {INSTALL_HINT}")
     return path
+
+
+# The headers a C or Arduino program for the part includes before a routine's .h: a routine's
+# name must not be one of their macros (`void PORTB(...)` does not compile)
+PROGRAM_HEADERS = ("avr/io.h", "avr/interrupt.h", "avr/pgmspace.h", "stdint.h", "stddef.h",
+                   "stdlib.h", "string.h")
+
+
+@functools.cache
+def header_macros(mcu: str) -> frozenset[str]:
+    """The macro names PROGRAM_HEADERS define for mcu, as avr-gcc's preprocessor lists them;
+    empty where avr-gcc is absent (a machine that cannot build the routine either)."""
+    gcc = shutil.which("avr-gcc")
+    if gcc is None:
+        return frozenset()
+    source = "".join(f"#include <{h}>\n" for h in PROGRAM_HEADERS)
+    out = subprocess.run([gcc, f"-mmcu={mcu}", "-dM", "-E", "-x", "c", "-"], input=source,
+                         capture_output=True, text=True, check=False)
+    return frozenset(re.findall(r"^#define (\w+)", out.stdout, re.MULTILINE))
+
+
+def refuse_macro_name(name: str, mcu: str) -> None:
+    """AvrmpError if a header of PROGRAM_HEADERS defines name as a macro on mcu."""
+    if name in header_macros(mcu):
+        raise AvrmpError(f"--name {name}: avr-libc's headers define it as a macro for {mcu} "
+                         "(a program that includes them could not call it); choose another")
 
 
 def harness_text(symbol: str) -> str:
