@@ -25,7 +25,7 @@ from avrmp.errors import AvrmpError
 from avrmp.output_files import require_writable
 from avrmp.regalloc.vprogram import AllocationError
 from avrmp.routine.files import write_routine
-from avrmp.routine.generate import generate
+from avrmp.routine.generate import flash_floor, generate
 from avrmp.routine.rebuild import rebuild
 from avrmp.spec import Spec
 from avrmp.techniques.arm7tdmi.registry import ARM_ALGORITHMS
@@ -431,6 +431,31 @@ def test_a_routine_must_leave_room_for_a_program(tmp_path, capsys) -> None:
     assert_one_error(status, err, "the least program around it 138 more")
     assert files_under(tmp_path) == []
     assert run([*base, "--bits", "432"], capsys)[0] == 0
+
+
+def test_a_size_far_beyond_the_flash_is_refused_before_it_is_generated(tmp_path, capsys) -> None:
+    """2048-bit product scanning has 65,536 product sites of at least 4 bytes each: gen says so
+    at once (generating it took 13 s before finding 774,534 bytes)."""
+    start = time.monotonic()
+    status, _, err = run(["gen", "mul", "--bits", "2048", "--mcu", "atmega328p", "-o",
+                          tmp_path], capsys)
+    assert_one_error(status, err, "needs at least 262144 bytes of flash")
+    assert time.monotonic() - start < 3 and files_under(tmp_path) == []
+
+
+@pytest.mark.parametrize("spec", [
+    Spec("mul", 128, "product-scanning"), Spec("sqr", 128, "product-scanning"),
+    Spec("mul", 128, "operand-scanning"), Spec("mul", 128, "hybrid"),
+    Spec("mul", 128, "operand-caching"), Spec("mul", 128, "consecutive-operand-caching"),
+    Spec("mul", 64, "product-scanning", mcu="attiny85"),
+    Spec("sqr", 64, "product-scanning", mcu="attiny85"),
+    Spec("mul", 64, "operand-caching", looped=True),
+], ids=str)
+def test_the_flash_floor_is_below_the_code(spec) -> None:
+    """flash_floor may refuse a routine before it is built only if it never exceeds the code."""
+    floor = flash_floor(spec)
+    assert floor <= generate(spec).code_bytes
+    assert (floor == 0) == spec.looped
 
 
 def test_a_path_the_system_refuses_is_one_line(tmp_path, capsys) -> None:

@@ -26,6 +26,7 @@ def generate(spec: Spec, tune: bool = False, record: list[Decision] | None = Non
     if spec.target == "arm7tdmi":
         return generate_arm(spec)  # no searched choices: one build per technique and size
     require_room(spec)
+    require_flash(spec, flash_floor(spec), at_least="at least ")
     tuned = record is None and not tune
     if tuned:
         record = table.lookup(table_key(spec))
@@ -36,14 +37,34 @@ def generate(spec: Spec, tune: bool = False, record: list[Decision] | None = Non
         raise AvrmpError(f"{spec.symbol}: no build fits the registers and memory ({e}); "
                          "leave out --levels or choose another size") from e
     routine = wrap(spec, kernel)
+    require_flash(spec, routine.code_bytes)
+    return routine
+
+
+def require_flash(spec: Spec, code_bytes: int, at_least: str = "") -> None:
+    """AvrmpError unless code_bytes and the least program around them fit the part's flash."""
     mcu = get_mcu(spec.mcu)
-    if not mcu.holds(routine.code_bytes):
+    if not mcu.holds(code_bytes):
         raise AvrmpError(
-            f"{spec.symbol} needs {routine.code_bytes} bytes of flash and the least program "
+            f"{spec.symbol} needs {at_least}{code_bytes} bytes of flash and the least program "
             f"around it {mcu.program_bytes} more, but {spec.mcu} has {mcu.flash_bytes}: choose "
             "a looped or subquadratic algorithm, or a smaller size"
         )
-    return routine
+
+
+PRODUCT_SITE_BYTES = 4  # a MUL and an instruction that takes r1:r0 (without MUL: 3 words)
+
+
+def flash_floor(spec: Spec) -> int:
+    """A lower bound on the code of a routine whose every product is a site of its own
+    (Algorithm.unrolled_products): the next MUL overwrites r1:r0, so each site is the MUL and
+    at least one instruction that reads its product; nomul's call sites are 3 words. 0 for
+    other routines. It lets gen refuse a size far beyond the flash before generating it."""
+    if spec.looped or not spec.algorithm.unrolled_products:
+        return 0
+    n = spec.operand_bytes
+    products = n * n if spec.op == "mul" else n * (n + 1) // 2
+    return PRODUCT_SITE_BYTES * products
 
 
 def _replayed_or_searched(spec: Spec, text: str | None, tuned: bool) -> Kernel:

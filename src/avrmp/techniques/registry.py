@@ -41,6 +41,9 @@ class Algorithm:
     # return addresses, so that the kernel depends on the return address's size (None: never).
     calls_above: int | None = None
     limits: str = ""  # what `avrmp list` adds to the sizes and variants, per operation
+    # Fully unrolled and quadratic: every byte product is a MUL site of its own in the code
+    # (unless the routine is --looped), so the code grows as the products (generate.flash_floor)
+    unrolled_products: bool = False
 
     def build(self, op: str, looped: bool, **request) -> Kernel:
         """The kernel for op and `request` (the Spec's fields: n, variant, levels, d, e,
@@ -61,12 +64,14 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
             "sqr": lambda n, **_: looped.product_scanning_sqr_looped(n),
         },
         needs_mul=False,
+        unrolled_products=True,
     ),
     Algorithm(
         "operand-scanning",
         "row-wise schoolbook, fully unrolled; b cached in registers, partial result in memory",
         {"mul": lambda n, **_: operand_scanning.operand_scanning_mul(n)},
         needs_mul=False,
+        unrolled_products=True,
     ),
     Algorithm(
         "operand-scanning-loop",
@@ -84,6 +89,7 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
         "block held in registers; fully unrolled",
         {"mul": lambda n, d, **_: hybrid.hybrid_mul(n, d)},
         needs_mul=False,
+        unrolled_products=True,
         params=f"--d D: bytes per block, 1..{hybrid.hard_max_d()} "
         f"(default {hybrid.max_d()}, the most whose block stays in registers)",
         accepts=("d",),
@@ -97,6 +103,7 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
                          looped.operand_caching_mul_looped(n, e, choices)},
         looped_max={"e": looped.MAX_E},
         needs_mul=False,
+        unrolled_products=True,
         params=f"--e E: operand bytes cached per row, 1 to the operand bytes (default "
         f"{operand_caching.max_e()}, the most the registers hold; a larger e reloads)",
         accepts=("e",),
@@ -108,6 +115,7 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
         {"mul": lambda n, e, choices, **_:
          operand_caching.consecutive_operand_caching_mul(n, e, choices)},
         needs_mul=False,
+        unrolled_products=True,
         params="--e E: row height as for operand-caching (default: the fastest e for the size)",
         accepts=("e",),
     ),
