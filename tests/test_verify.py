@@ -52,6 +52,8 @@ FAULTS = [
     ("add16_undefined_ld", "undefined on the AVR"),
     ("add16_vector", "jumped into the vector table"),  # above the harness's own two vectors
     ("add16_sph_stash", "result"),  # SPH's unimplemented bits read back as 0
+    ("add16_branch_to_next", "instruction trace differs from input #0"),
+    ("add16_lpm_text", "by LPM: in a program over 64 KB"),  # the ATmega128 has 128 KB
 ]
 
 
@@ -72,16 +74,27 @@ def test_faulty_routine_is_refused(symbol, problem, capsys) -> None:
     assert "--seed" in last
 
 
-@pytest.mark.parametrize("symbol", ["add16", "add16_frames", "add16_sreg_by_st", "add16_lowtext"])
+@pytest.mark.parametrize("symbol", ["add16", "add16_frames", "add16_sreg_by_st", "add16_lowtext",
+                                    "add16_irq_save", "add16_sp_by_sts"])
 def test_the_right_ones_pass_with_every_check(symbol, capsys) -> None:
     """add16_frames moves SP by avr-gcc's sequence (SPH first) across pages: SP a page off
     between the two OUTs, with interrupts disabled, exposes nothing; add16_sreg_by_st reaches
     SREG through its data address; add16_lowtext calls code that the linker puts below the
-    harness, above the vector table (as it puts trampolines there)."""
+    harness, above the vector table (as it puts trampolines there); add16_irq_save's trace
+    depends on the caller's I flag (its calls are compared with the first of theirs);
+    add16_sp_by_sts writes SP by STS, a page off between the stores (not counted as stack)."""
     status, out, err = verify(capsys, ASM, symbol, "--bits", "16", "--op", "add", "--seed", "1")
     assert status == 0, err
     assert re.search(r"\d{4} inputs \(seed \d+\), an interrupt after every instruction on \d+ "
                      r"inputs", out), out
+    assert "stack 256" not in out
+
+
+def test_lpm_of_its_own_text_is_right_below_64_kb(capsys) -> None:
+    """On the ATmega328P (32 KB) every byte of flash is within LPM's reach."""
+    status, _, err = verify(capsys, ASM, "add16_lpm_text", "--bits", "16", "--op", "add",
+                              "--seed", "1", "--mcu", "atmega328p")
+    assert status == 0, err
 
 
 def test_an_instruction_the_part_lacks_is_refused(capsys) -> None:

@@ -178,9 +178,11 @@ add16_flash_table:
     pop r30
     SUM add
     ret
+    .section .progmem.data,"a",@progbits  ; where avr-ld keeps a table within LPM's reach
 table:
     .byte 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16
     .fill 240, 1, 0
+    .text
 
 ; writes an I/O register (PORTB on the ATmega128)
     .global add16_io_write
@@ -482,6 +484,65 @@ add16_low_sum:
     SUM add
     ret
     .text
+
+; branch-free but for when things happen: a branch to the next instruction takes a cycle more
+; when taken, so the NOPs between run a cycle later by the carry (the total is the same)
+    .global add16_branch_to_next
+add16_branch_to_next:
+    LOADS
+    add r18, r20
+    brcs .+0
+    nop
+    brcc .+0
+    sub r18, r20
+    SUM add
+    ret
+
+; reads a constant of its own .text by LPM: right in the harness, where the code lies low, but
+; in a program over 64 KB the linker may put .text beyond LPM's reach
+    .global add16_lpm_text
+add16_lpm_text:
+    ldi r30, lo8(zero_in_text)
+    ldi r31, hi8(zero_in_text)
+    lpm r0, Z
+    LOADS
+    SUM add
+    add r22, r0
+    st Z, r22
+    ret
+zero_in_text:
+    .byte 0, 0
+
+; right: interrupts masked for the work and re-enabled only if the caller had them (the trace
+; depends on the caller's I flag, not on the data)
+    .global add16_irq_save
+add16_irq_save:
+    in r0, 0x3f
+    cli
+    LOADS
+    SUM add
+    sbrc r0, 7
+    sei
+    ret
+
+; right: SP moved 4 bytes down and back by STS to its data addresses, interrupts masked (SP is
+; a page off between the two stores, and nothing runs on it)
+    .global add16_sp_by_sts
+add16_sp_by_sts:
+    in r0, 0x3f
+    cli
+    lds r26, 0x5d
+    lds r27, 0x5e
+    sbiw r26, 4
+    sts 0x5e, r27
+    sts 0x5d, r26
+    adiw r26, 4
+    sts 0x5e, r27
+    sts 0x5d, r26
+    out 0x3f, r0
+    LOADS
+    SUM add
+    ret
 
 ; reads the byte after its code as an all-ones mask: unprogrammed flash in a harness, someone
 ; else's code or data in a program (keep it last in the file)

@@ -130,23 +130,31 @@ TIMING_CHECKS = {"branchfree": "identical cycles and traces", "branched": "ident
 
 
 def check_timing(m: Measurement, first: Measurement, variant: str,
-                 data_ref: Measurement | None = None) -> tuple[str, str] | None:
-    """The timing discipline of the variant, against input #0 (variant "none": no check).
-    data_ref: the call whose data-address trace this one's must equal (default `first`; for a
-    call with a and b in one buffer, the first such call: that trace names the buffer of each
-    access, and reads of b then fall in a's)."""
+                 ref: Measurement | None = None, where: str = "input #0") -> tuple[str, str] | None:
+    """The timing discipline of the variant (variant "none": no check): cycles as input #0's
+    (`first`), traces as `ref`'s, the first call of m's timing_class (`where` names it)."""
     if variant == "none":
         return None
     if m.core_cycles != first.core_cycles or m.abi_cycles != first.abi_cycles:
         return "timing", f"{m.abi_cycles} cycles, but input #0 took {first.abi_cycles}"
-    if variant == "branchfree" and m.pc_digest != first.pc_digest:
-        return "timing", "instruction trace differs from input #0 (data-dependent branch)"
-    if variant == "branchfree" and m.addr_digest != (data_ref or first).addr_digest:
-        shared = data_ref is not None and data_ref is not first
-        where = "the first call with a and b in one buffer" if shared else "input #0"
+    ref = ref or first
+    if variant == "branchfree" and m.pc_digest != ref.pc_digest:
+        return "timing", (f"instruction trace differs from {where} (data-dependent branch or "
+                          "instruction timing)")
+    if variant == "branchfree" and m.addr_digest != ref.addr_digest:
         return "timing", (f"data-address trace differs from {where} (data-dependent memory "
                           "access)")
     return None
+
+
+def timing_class(call: Call) -> str:
+    """What a call's traces are compared within, beside its data: a and b in one buffer (the
+    trace names each access's buffer, and b's reads fall in a's) and the caller's I flag (a
+    routine may re-enable interrupts only where the caller had them: SBRC r0, 7; SEI). "" for
+    the calls compared with input #0."""
+    parts = ["with a and b in one buffer"] * call.shares_operand
+    parts += ["with interrupts disabled"] * (not call.sreg & 0x80)
+    return " and ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -204,16 +212,16 @@ def verify_firmware(fw: Firmware, op: str, nbytes: int, variant: str = "branchfr
     load = Load(op, nbytes, int_args, (probe.r_addr - 16, probe.sp_top), probe.stack_depth + 4,
                 swept, runs)
     report.inputs, todo = 0, calls(load, tests, seed)
-    first = first_shared = None  # the references: the first call, the first with a shared buffer
+    first, refs = None, {}  # input #0; the first call of each timing_class
     with progress_bar(enabled=progress, desc="verify", unit="input") as bar:
         while chunk := list(islice(todo, CHUNK)):
             results = run_batch(fw, [c for c, _ in chunk])
             for (call, expected), m in zip(chunk, results):
                 first = first or m
-                if call.shares_operand:
-                    first_shared = first_shared or m
-                data_ref = first_shared if call.shares_operand else first
-                bad = check_one(m, expected) or check_timing(m, first, variant, data_ref)
+                kind = timing_class(call)
+                where = f"the first call {kind}" if kind else "input #0"
+                ref = refs.setdefault(kind, m)
+                bad = check_one(m, expected) or check_timing(m, first, variant, ref, where)
                 if bad:
                     report.failures.append(Failure(report.inputs, *bad, call.operands))
                 report.interrupt_inputs += call.isr_model

@@ -15,7 +15,8 @@
  * vectors_end: where the part's vector table ends (the harness pads its two vectors to it);
  * harness_end: where the harness's code ends; the routine's code and data are the flash between
  *   vectors_end and entry and between harness_end and the end of the program (avr-ld puts
- *   PROGMEM before the harness and .text after it); LPM/ELPM elsewhere is refused.
+ *   PROGMEM before the harness and .text after it); LPM/ELPM elsewhere is refused, and so
+ *   is LPM of .text on a part of more than 64 KB (a large program may put it out of reach).
  * flags: 1 = fill SRAM outside the operands with random bytes (from seed) instead of zeros, and
  *            RAMPZ and the return address too (the routine returns past the program, at an
  *            address whose bytes are not the harness's, so reading them as data is caught);
@@ -135,6 +136,7 @@ typedef struct {
 	int sp_pending;     /* SPL or SPH written by OUT, its partner not yet */
 	uint32_t rampz;     /* RAMPZ's data address (0: the part has none) */
 	uint32_t own_flash[4]; /* [0], [1] and [2], [3]: the routine's code and data in flash */
+	int big_flash;         /* over 64 KB: LPM reaches only .progmem, which avr-ld puts low */
 	int outside_core;   /* the routine marks a core and this instruction is before or after it */
 	char core_gap[200]; /* the first access to a buffer outside the core */
 } trace_t;
@@ -332,6 +334,10 @@ static inline void flash_access(avr_t *avr, trace_t *t, int extended)
 		set_bad_read(t, "instruction %lld reads program memory at 0x%x, outside the routine's "
 			     "code and data (the vector table, the harness or unprogrammed flash)",
 			     t->now, z);
+	else if (!extended && t->big_flash && z >= t->own_flash[2])
+		set_bad_read(t, "instruction %lld reads the routine's .text at 0x%x by LPM: in a "
+			     "program over 64 KB it may lie beyond LPM's reach (put the table in "
+			     ".progmem, or read it by ELPM with RAMPZ)", t->now, z);
 }
 
 static void trace_io(avr_t *avr, trace_t *t, uint16_t op)
@@ -836,10 +842,10 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 		t->pc_hash = (t->pc_hash ^ pc) * FNV_PRIME;
 		t->sp = sp_get(avr);
 		t->now = r->ninstr + 1;
-		/* sample SP where it is settled: not between the OUTs that rewrite SPH, SREG, SPL
-		 * one after another */
+		/* sample SP where it is settled: not between the writes (OUT, or a store to SP's
+		 * data address) that rewrite SPH, SREG, SPL one after another */
 		if (!((op & 0xF800) == 0xB800 && (((op >> 5) & 0x30) | (op & 0xF)) >= 0x3d) &&
-		    t->sp < r->minsp)
+		    !t->sp_pending && t->sp < r->minsp)
 			r->minsp = t->sp;
 		t->outside_core = h->core_begin >= 0 && !(*cb_cycle >= 0 && *ce_cycle < 0);
 		trace_mem(avr, t, pc, op, h->asz);
@@ -872,6 +878,10 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 		avr->data[avr->rampz] &= h->rampz_mask;
 	if (profiled)
 		h->prof[pc >> 1] += avr->cycle - before;
+	/* each instruction's cycles too: a branch to the next instruction (BRCS .+0) keeps the
+	 * PC trace and the total, but delays what follows by the data */
+	if (!*in_isr)
+		t->pc_hash = (t->pc_hash ^ (avr->cycle - before)) * FNV_PRIME;
 	/* simavr lets two instructions run after I is set before a pending interrupt is taken;
 	 * the hardware runs exactly one. */
 	if (avr->interrupt_state < 0)
@@ -1152,6 +1162,7 @@ int main(int argc, char **argv)
 		t.own_flash[1] = h.entry;
 		t.own_flash[2] = h.harness_end;
 		t.own_flash[3] = h.codeend;
+		t.big_flash = h.avr->flashend > 0xffff;
 		memset(h.wrote, 0, (h.ramend + 1) * sizeof(long long)); /* SRAM is all they mark */
 		memset(h.clobbered, 0, (h.ramend + 1) * sizeof(long long));
 		memset(h.exposed, 0xff, (h.ramend + 1) * sizeof(long long)); /* -1: none exposed */
