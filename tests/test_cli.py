@@ -421,6 +421,11 @@ def test_outputs_a_rename_would_replace_unasked_are_refused(tmp_path, capsys) ->
     status, _, err = run(gen, capsys)
     assert_one_error(status, err, "a link to nothing (or a loop of links)")
     assert hdr.is_symlink() and not asm.exists()
+    hdr.unlink()
+    hdr.symlink_to(tmp_path / "gone" / "x.h")  # a link to nothing, in a folder not there
+    status, _, err = run(gen, capsys)
+    assert_one_error(status, err, "a link to nothing (or a loop of links)")
+    assert not (tmp_path / "gone").exists() and not asm.exists()
 
 
 def test_a_routine_must_leave_room_for_a_program(tmp_path, capsys) -> None:
@@ -480,6 +485,18 @@ def test_a_closed_output_is_one_line(argv, tmp_path) -> None:
     assert proc.wait(timeout=120) == 2
     assert err.startswith("avrmp: error: cannot write the output:") and "Traceback" not in err, err
     assert argv[0] != "best" or len(list(out.glob("*.[Sh]"))) == 2
+
+
+@pytest.mark.parametrize("argv", [["list"], ["gen", "add", "--bits", "32", "-o", "OUT"]])
+def test_a_standard_output_closed_from_the_start_is_one_line(argv, tmp_path) -> None:
+    """Started with stdout closed (`avrmp list >&-`): Python has no sys.stdout at all."""
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "avrmp.cli", *(str(out) if a == "OUT" else a for a in argv)]
+    proc = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", *command], capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == "avrmp: error: standard output is closed\n"
+    assert not out.exists()
 
 
 def test_binary_input_is_refused_and_control_characters_escaped(tmp_path, capsys) -> None:

@@ -449,6 +449,8 @@ def cmd_gen(args: argparse.Namespace) -> int:
                        mcu=DEFAULT_MCU)
     spec = _spec_from(args)
     require_writable(args.out, folder=True)
+    for path in (asm_path(spec, args.out, args.dialect), header_path(spec, args.out)):
+        require_writable(path)  # a read-only file or a link to nothing: before the search
     searching = args.tune or (spec.target == "avr" and table.lookup(table_key(spec)) is None)
     with _notice_if_slow(searching, f"avrmp: searching the choices for {spec.symbol} (not in "
                          "the tuned table, or --tune); this can take minutes: avrmp tune "
@@ -952,6 +954,9 @@ COMMANDS = {"gen": cmd_gen, "rebuild": cmd_rebuild, "tune": cmd_tune, "best": cm
 
 
 def main(argv: list[str] | None = None) -> int:
+    if sys.stdout is None:  # started with its standard output closed (`avrmp list >&-`)
+        print("avrmp: error: standard output is closed", file=sys.stderr)
+        return 2
     args = build_parser().parse_args(argv)
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = catch_stop_signals() if in_main_thread else {}

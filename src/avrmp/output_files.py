@@ -74,12 +74,13 @@ def write_all(files: dict[Path, str | bytes]) -> None:
     the mode of the file it replaces, else 0666 less the umask, like any file the user creates),
     then all are renamed, the files they replace kept aside until every rename has worked.  A path that is a symbolic link is written
     through it: the file it points to gets the text, the link stays."""
-    files = {Path(os.path.realpath(p)) if p.is_symlink() else p: t for p, t in files.items()}
     temps: list[tuple[str, Path]] = []
     replaced: list[tuple[Path, str | None]] = []  # (path, its former content's name, if any)
     current = next(iter(files), Path("."))
     try:
         for current, text in files.items():
+            _refuse_kept(current)  # a link to nothing too, before it is followed
+            current = Path(os.path.realpath(current)) if current.is_symlink() else current
             if current.parent.exists() and not current.parent.is_dir():
                 raise NotADirectoryError(20, f"{current.parent} is not a directory")
             current.parent.mkdir(parents=True, exist_ok=True)
