@@ -112,6 +112,21 @@ def test_three_byte_return_addresses_get_their_own_build(tmp_path, op, twin) -> 
         report = verify_file(asm, entry.symbol, op, 64, mcu, "branchfree", 30,
                              tmp_path / mcu, seed=5)
         assert report.passed, report.first_failure()
+    # it jumps by JMP: on an 8 KB part (ATmega88) it assembles to nothing, so that the IDE,
+    # which builds every .S of the library, still builds a sketch of the other sizes
+    obj = tmp_path / "tiny.o"
+    subprocess.run(["avr-gcc", "-mmcu=atmega88", "-c", str(asm), "-o", str(obj)], check=True)
+    nm = subprocess.run(["avr-nm", str(obj)], capture_output=True, text=True, check=True)
+    assert entry.routine.uses_jmp_call and entry.symbol not in nm.stdout
+
+
+def test_a_tight_budget_picks_no_routine_that_takes_a_length() -> None:
+    """Under 1000 bytes at 256 bits the fastest is rps, whose length is an argument that the
+    bundle's signatures do not pass: the bundle takes the fastest looped routine instead."""
+    entry = choose("mul", 256, FAMILIES["mul"], branched=False, max_flash=1000)
+    spec = entry.routine.spec
+    assert not spec.algorithm.runtime_length and spec.looped, entry.label
+    assert "uint16_t len" not in entry.routine.header
 
 
 @pytest.mark.parametrize("args, message", [

@@ -83,7 +83,7 @@ GEN_ERRORS = [
     (["mul", "--bits", "64", "--looped", "--algo", "karatsuba"], "--looped"),
     (["mul", "--bits", "16", "--name", "1bad"], "C identifier"),
     (["mul", "--bits", "16", "--name", "a" * 256], "at most"),
-    (["mul", "--bits", "16", "--name", "int"], "C keyword"),  # the .h would not compile
+    (["mul", "--bits", "16", "--name", "int"], "C or C++ keyword"),  # the .h would not compile
     (["mul", "--bits", "16", "--name", ""], "is empty"),  # not taken for the default
     (["mul", "--bits", "16", "--name", "uint8_t"], "a type the header uses"),
     (["mul", "--bits", "16", "--name", "loop"], "a name the program has already"),  # Arduino
@@ -93,6 +93,8 @@ GEN_ERRORS = [
     (["mul", "--bits", "16", "--name", "RAMPZ", "--mcu", "atmega2560"], "macro for atmega2560"),
     (["mul", "--bits", "16", "--name", "UINT8_MAX"], "macro for atmega128"),  # <stdint.h>
     (["mul", "--bits", "16", "--name", "min"], "a name the program has already"),  # Arduino.h
+    (["mul", "--bits", "16", "--name", "new"], "C or C++ keyword"),  # a sketch reads the .h as C++
+    (["mul", "--bits", "16", "--name", "delay"], "a name the program has already"),  # Arduino
     (["mul", "--algo", "product-scanning"], "--bits is required"),
     (["mul", "--bits", "16", "--algo", ""], "--algo ''"),
     # buffers and stack beyond SRAM (1 KB of operands and result, about 1.1 KB of frames)

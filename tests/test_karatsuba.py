@@ -463,3 +463,18 @@ def test_a_build_for_a_part_without_mul_stops_at_one_error(tmp_path) -> None:
     assert bad.returncode != 0 and len(errors) == 1 and "multiplies with MUL" in errors[0], errors
     assert "__AVR_HAVE_MUL__" not in generate(Spec("mul", 64, "product-scanning",
                                                     mcu="attiny85")).asm
+
+
+def test_a_build_for_a_part_without_jmp_and_call_stops_at_one_error(tmp_path) -> None:
+    """A 384-bit routine jumps over its 256-bit leaf by JMP (beyond RJMP's 2K words): built for
+    a part of 8 KB (the ATmega88, which has MUL but neither JMP nor CALL), one #error that says
+    so, not binutils' "illegal opcode"; a routine within RJMP's reach has no such guard."""
+    routine = generate(Spec("mul", 384, "karatsuba", mcu="atmega328p"))
+    assert routine.uses_jmp_call
+    asm, _ = write_routine(routine, tmp_path)
+    bad = subprocess.run(["avr-gcc", "-mmcu=atmega88", "-c", asm, "-o", tmp_path / "b.o"],
+                         capture_output=True, text=True, check=False)
+    errors = [ln for ln in bad.stderr.splitlines() if ": error:" in ln.lower()]
+    assert bad.returncode != 0 and len(errors) == 1 and "CALL/JMP" in errors[0], errors
+    small = generate(Spec("mul", 256, "karatsuba"))
+    assert not small.uses_jmp_call and "__AVR_HAVE_JMP_CALL__" not in small.asm

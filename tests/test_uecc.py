@@ -91,6 +91,18 @@ def test_without_mul_under_a_flash_budget(tmp_path, capsys) -> None:
     assert "uECC_vli_square     20" in out
 
 
+def test_sizes_that_share_a_routine_taking_the_length_hold_one_copy(tmp_path, capsys) -> None:
+    """Under 700 bytes the picker takes rps at 24 and 32 words: one routine serves both (the
+    dispatcher passes the count as rps's length), not a byte-identical copy for each."""
+    status, out, _ = uecc(capsys, "--mcu", "atmega328p", "--sizes", "24,32", "--max-flash",
+                          "700", "--tests", "20", "-o", str(tmp_path))
+    assert status == 0, out
+    text = (tmp_path / DROP_IN_FILE).read_text()
+    head = text.split("\n\n")[0]
+    assert head.count("avrmp_uecc_mul_rps") == 2 and head.count("avrmp_uecc_sqr_rps") == 2
+    assert text.count("\navrmp_uecc_mul_rps:") == 1 and text.count("\navrmp_uecc_sqr_rps:") == 1
+
+
 def test_verify_holds_each_routine_to_its_own_spec_line(drop_in, capsys) -> None:
     """The drop-in holds a spec line per routine: verify checks --bits, --op and --variant
     against the line that names --symbol, as for a file of one routine."""

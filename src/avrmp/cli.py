@@ -193,8 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_request_args(g)
     _add_target_arg(g, host64=True)
     g.add_argument("--name", type=_name,
-                   help="symbol name (default avrmp_OPBITS_ALGO); not a C keyword or a macro of "
-                   "avr-libc's or Arduino's headers")
+                   help="symbol name (default avrmp_OPBITS_ALGO); not a C or C++ keyword, "
+                   "a name Arduino.h declares or a macro of avr-libc's headers")
     g.add_argument("-o", "--out", type=_out_dir, required=True, help="output directory")
     g.add_argument("--dialect", choices=tuple(DIALECTS), default="gnu",
                    help="assembler syntax: gnu (NAME.S, avr-gcc) or avrasm2 (NAME.asm, Microchip "

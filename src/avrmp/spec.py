@@ -57,6 +57,21 @@ C_RESERVED = frozenset((
     "HALF_PI", "TWO_PI", "DEG_TO_RAD", "RAD_TO_DEG", "EULER", "SERIAL", "DISPLAY", "LSBFIRST",
     "MSBFIRST", "CHANGE", "FALLING", "RISING", "DEFAULT", "EXTERNAL", "INTERNAL", "ARDUINO",
     "F_CPU",
+    # C++ keywords (a sketch is C++: the .h is read as C++ there)
+    "and", "and_eq", "asm", "bitand", "bitor", "catch", "char8_t", "char16_t", "char32_t",
+    "class", "compl", "concept", "consteval", "constinit", "const_cast", "co_await",
+    "co_return", "co_yield", "decltype", "delete", "dynamic_cast", "explicit", "export",
+    "friend", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "operator", "or",
+    "or_eq", "private", "protected", "public", "reinterpret_cast", "requires", "static_cast",
+    "template", "this", "throw", "try", "typeid", "typename", "using", "virtual", "wchar_t",
+    "xor", "xor_eq",
+    # Arduino.h's types, objects and functions (an extern "C" declaration of another signature
+    # conflicts with each)
+    "byte", "word", "boolean", "String", "Serial", "delay", "delayMicroseconds", "millis",
+    "micros", "init", "initVariant", "yield", "pinMode", "digitalWrite", "digitalRead",
+    "analogRead", "analogWrite", "analogReference", "tone", "noTone", "pulseIn", "pulseInLong",
+    "shiftIn", "shiftOut", "attachInterrupt", "detachInterrupt", "random", "randomSeed", "map",
+    "makeWord", "serialEvent",
 ))
 NAME_MAX = 128  # symbol and file names: far below any file system's limit
 
@@ -90,7 +105,7 @@ class Spec:
         if self.name and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.name):
             raise AvrmpError(f"--name {self.name!r} is not a C identifier")
         if self.name in C_RESERVED or re.match(r"__|_[A-Z]", self.name):
-            raise AvrmpError(f"--name {self.name}: a C keyword, a type the header uses, a name "
+            raise AvrmpError(f"--name {self.name}: a C or C++ keyword, a type the header uses, a name "
                              "the program has already or one reserved to the compiler; choose "
                              "another")
         if self.name and len(self.name) > NAME_MAX:  # it names files (NAME.S, NAME.h, NAME.c) too

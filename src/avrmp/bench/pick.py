@@ -88,11 +88,13 @@ def measure_once(spec: Spec, tmp: Path) -> Candidate | None:
 
 
 def fastest(op: str, bits: int, mcu: str, branched: bool = False, max_flash: int | None = None,
-            progress: bool = True) -> Candidate:
+            progress: bool = True, fixed_length: bool = False) -> Candidate:
     """The fastest routine for op at this size on this part within max_flash, over each
-    algorithm's default parameters, unrolled or looped (the shortlist the library files use)."""
-    best, _ = pick(requests(op, bits, mcu, branched, sweep=False), max_flash=max_flash,
-                   progress=progress)
+    algorithm's default parameters, unrolled or looped (the shortlist the library files use);
+    fixed_length: none whose operand length is a run-time argument (rps)."""
+    specs = [s for s in requests(op, bits, mcu, branched, sweep=False)
+             if not (fixed_length and s.algorithm.runtime_length)]
+    best, _ = pick(specs, max_flash=max_flash, progress=progress)
     return best
 
 

@@ -28,7 +28,7 @@ from ..errors import AvrmpError
 from ..output_files import require_writable, write_all
 from ..progress import progress_bar
 from ..routine.generate import generate, has_room
-from ..routine.wrapper import Routine, unguarded
+from ..routine.wrapper import Routine, jmp_call_guard, unguarded, without_guard
 from ..target.avr.parts import get_mcu
 from ..verify.checks import Report, sram_fits, verify_file
 from ..verify.serial import run_serial
@@ -67,11 +67,18 @@ class Entry:
 
     def asm(self) -> str:
         """The .S: both builds under the preprocessor when the twin differs, else one for
-        every part."""
+        every part; one that needs CALL/JMP assembles to nothing on a part without them (the
+        IDEs build every .S of the library, called or not)."""
         if self.twin is None:
-            return unguarded(self.routine)
-        return (f"#if defined(__AVR_3_BYTE_PC__)  /* 3-byte return addresses */\n"
-                f"{self.twin.asm}\n#else\n{self.routine.asm}\n#endif\n")
+            text = unguarded(self.routine)
+        else:
+            text = (f"#if defined(__AVR_3_BYTE_PC__)  /* 3-byte return addresses */\n"
+                    f"{self.twin.asm}\n#else\n{self.routine.asm}\n#endif\n")
+        if not self.routine.uses_jmp_call:
+            return text
+        text = without_guard(text, jmp_call_guard(self.routine.spec))
+        return (f"#if defined(__AVR_HAVE_JMP_CALL__)  /* CALL/JMP: parts of more than 8 KB */\n"
+                f"{text}\n#endif\n")
 
 
 def bundle_sizes(sizes: list[int] | None, family: Family) -> list[int]:
@@ -90,7 +97,10 @@ def bundle_sizes(sizes: list[int] | None, family: Family) -> list[int]:
 
 
 def choose(op: str, bits: int, family: Family, branched: bool, max_flash: int | None) -> Entry:
-    best = fastest(op, bits, family.generate_for, branched, max_flash, progress=False)
+    # (the bundle's signatures take no length: rps and the like are left out, looped
+    # routines serve a tight budget)
+    best = fastest(op, bits, family.generate_for, branched, max_flash, progress=False,
+                   fixed_length=True)
     spec = dataclasses.replace(best.spec, name=f"avrmp_{op}{bits}")
     entry = Entry(generate(spec), best.label)
     if family.twin_for:
@@ -217,9 +227,11 @@ def _example_sentence(family: Family) -> str:
 
 _USE = """\
 Install: copy this folder into the Arduino `libraries` folder (or zip it and use Sketch → Include
-Library → Add .ZIP Library), or into PlatformIO's `lib/`, or add `src/*.S` to a Makefile.
-`#include <avrmp.h>` declares every routine; only the routines a program calls end up in its
-flash (each is an object file of its own, dropped by `--gc-sections` or by the linker).
+Library → Add .ZIP Library), or into PlatformIO's `lib/`, or add `src/*.S` to a Makefile and
+`-Wl,--gc-sections` to its link. `#include <avrmp.h>` declares every routine; only the routines
+a program calls end up in its flash (each is a section of its own, which `--gc-sections` drops
+when no one calls it, as the Arduino IDE and PlatformIO link). A routine that uses CALL/JMP
+(Karatsuba above 256 bits) assembles to nothing on a part of 8 KB or less, which lacks them.
 
 Signatures: `void avrmp_mulN(uint8_t *r, const uint8_t *a, const uint8_t *b)` (r = a·b, 2N/8
 bytes), `avrmp_sqrN(r, a)`, `avrmp_addN(r, a, b)` and `avrmp_subN(r, a, b)` (N/8 + 1 bytes: the

@@ -52,8 +52,19 @@ def choose(op: str, words: int, mcu: str, max_flash: int | None,
     """The fastest routine for op at `words` bytes within the flash budget (each algorithm's
     default parameters, unrolled or looped)."""
     best = fastest(op, 8 * words, mcu, max_flash=max_flash, progress=progress)
-    spec = dataclasses.replace(best.spec, name=f"avrmp_uecc_{op}{8 * words}")
+    spec = dataclasses.replace(best.spec, name=_symbol(best.spec, words))
     return Choice(words, generate(spec), best.label, best.core_cycles)
+
+
+def _symbol(spec: Spec, words: int) -> str:
+    """A size's routine; one for every size that runs a routine taking the length (rps), which
+    the dispatcher passes in the register num_words came in (the fallback's own, for the
+    operand-scanning loop)."""
+    if not spec.algorithm.runtime_length:
+        return f"avrmp_uecc_{spec.op}{8 * words}"
+    if (spec.op, spec.algo) == ("mul", "operand-scanning-loop"):
+        return FALLBACK
+    return f"avrmp_uecc_{spec.op}_{spec.algo.replace('-', '_')}"
 
 
 def fallback(mcu: str) -> Routine:
@@ -86,8 +97,9 @@ def drop_in(choices: dict[str, list[Choice]], mcu: str, command: str) -> str:
     for op, chosen in choices.items():
         lines += _dispatcher(op, chosen)
     routines = [c.routine for chosen in choices.values() for c in chosen] + [fallback(mcu)]
-    for routine in routines:
-        lines += ["", _local_labels_prefixed(routine.asm, routine.spec.symbol)]
+    by_symbol = {r.spec.symbol: r for r in reversed(routines)}  # one each: the sizes share rps
+    for symbol, routine in reversed(by_symbol.items()):
+        lines += ["", _local_labels_prefixed(routine.asm, symbol)]
     return "\n".join(lines)
 
 

@@ -36,6 +36,7 @@ class Routine:
     # cycles of every path (for a loop, one pass: only the simulator knows its count).
     nominal_cycles: int | None
     avrasm2: str  # the same routine for AVRASM2 (Microchip Studio) and avra
+    uses_jmp_call: bool = False  # CALL or JMP beyond RCALL/RJMP's reach: not on 8 KB parts
 
     def text(self, dialect: str) -> str:
         return self.asm if dialect == "gnu" else self.avrasm2
@@ -102,11 +103,15 @@ def wrap(spec: Spec, kernel: Kernel) -> Routine:
         *render_choices(kernel.choices),
     ]
     parts = (prologue.items, body.items, epilogue.items)
-    gnu_head = header_lines + mul_guard(spec) + return_address_guard(spec)
+    far = any(i.mnemonic in ("call", "jmp") for q in (prologue, body, epilogue)
+              for i in q.instructions)
+    gnu_head = (header_lines + mul_guard(spec) + jmp_call_guard(spec) * far
+                + return_address_guard(spec))
     return Routine(spec, _gnu_as(gnu_head, sym, parts), c_header(sym, doc, proto),
                    body.size, code_bytes, model, saved, classes,
                    body.static_cycles(core, nominal=True, pc_bytes=pc),
-                   _avrasm2(header_lines + _avrasm2_return_address_guard(spec), sym, parts))
+                   _avrasm2(header_lines + _avrasm2_return_address_guard(spec), sym, parts),
+                   far)
 
 
 def return_address_error(spec: Spec) -> tuple[int, str] | None:
@@ -139,11 +144,25 @@ def mul_guard(spec: Spec) -> list[str]:
     return ["", "#if !defined(__AVR_HAVE_MUL__)", error, "#endif"]
 
 
+def jmp_call_guard(spec: Spec) -> list[str]:
+    """For a routine with CALL or JMP (a target beyond RCALL/RJMP's 2K words): one #error where
+    avr-gcc builds it for a part without them (8 KB of flash or less), instead of the
+    assembler's misleading one."""
+    error = (f'#error "{spec.symbol} calls and jumps by CALL/JMP, which this part lacks (8 KB '
+             'of flash or less): choose a smaller size, or --algo rps"')
+    return ["", "#if !defined(__AVR_HAVE_JMP_CALL__)", error, "#endif"]
+
+
+def without_guard(asm: str, guard: list[str]) -> str:
+    """asm without the guard's lines (as mul_guard and the others write them)."""
+    text = "\n".join(["", *guard])  # with the line break before
+    return asm.replace(text, "") if guard else asm
+
+
 def unguarded(routine: Routine) -> str:
     """The routine's .S without its return_address_guard: for code that a build for the other
     return-address size gives unchanged (the bundle compares the two), one .S for every part."""
-    guard = "\n".join(["", *return_address_guard(routine.spec)])  # with the line break before
-    return routine.asm.replace(guard, "", 1) if guard else routine.asm
+    return without_guard(routine.asm, return_address_guard(routine.spec))
 
 
 def _gnu_as(header_lines: list[str], sym: str, parts: tuple) -> str:
