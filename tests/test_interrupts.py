@@ -1,5 +1,5 @@
 """Interrupt safety (issue 3 item 4).  Multi-level Karatsuba routines allocate their stack frame by
-writing SP with OUT, which must be atomic (in r0, SREG; cli; out SPH; out SREG; out SPL), and must
+writing SP with OUT, which must be atomic (in r0, SREG; cli; out SPL; out SPH; out SREG), and must
 keep nothing below SP.  The runner requests an interrupt right after the routine's k-th instruction;
 the harness ISR pushes registers and scribbles 24 bytes below SP.  Every boundary k = 1..N of a
 whole call is tried, all in one simulator batch.  A hand-written routine with a non-atomic SP update
@@ -125,16 +125,15 @@ def test_large_squaring_survives_interrupt_at_every_boundary(tmp_path) -> None:
 
 
 def sp_writes_atomic(asm: str) -> list[str]:
-    """Static check: every OUT to SPH/SPL sits in `in r0, SREG; cli; out SPH; out SREG, r0;
-    out SPL` (the AVR runs the instruction after the OUT that sets I before taking an interrupt).
-    Returns the offending lines."""
+    """Static check: every OUT to SPH/SPL sits in `in r0, SREG; cli; out SPL; out SPH;
+    out SREG, r0` (both halves with interrupts off). Returns the offending lines."""
     lines = [ln.split(";")[0].split() for ln in asm.splitlines()]
     lines = [" ".join(t).replace(" ,", ",") for t in lines]
-    want = ["in r0, 63", "cli", "out 62,", "out 63, r0", "out 61,"]
+    want = ["in r0, 63", "cli", "out 61,", "out 62,", "out 63, r0"]
     bad = []
     for i, ln in enumerate(lines):
         if ln.startswith(("out 61,", "out 62,")):
-            start = i - (2 if ln.startswith("out 62,") else 4)
+            start = i - (2 if ln.startswith("out 61,") else 3)
             window = lines[start:start + 5] if start >= 0 else []
             if len(window) < 5 or not all(w.startswith(x) for w, x in zip(window, want)):
                 bad.append(f"line {i + 1}: {ln}")

@@ -17,14 +17,16 @@ def read_sp(p: Emitter, lo: int, comment: str = "") -> None:
 
 
 def write_sp(p: Emitter, lo: int = 28) -> None:
-    """SP = the pair at lo (default Y), safe against interrupts: the I flag is restored by the
-    OUT to SREG, and the AVR runs one more instruction (the OUT to SPL) before it takes an
-    interrupt.  Uses r0."""
+    """SP = the pair at lo (default Y), safe against interrupts: both halves written with the I
+    flag clear, then SREG restored.  (avr-gcc restores SREG between the halves, counting on the
+    instruction an AVR runs before it takes an interrupt; an XMEGA protects SP after a write to
+    SPL, not to SPH, so that order is safe only where that count holds: this one, in the same
+    cycles, is safe on both.)  Uses r0."""
     p.in_(0, SREG, comment="SREG")
     p.cli()
+    p.out(SPL, lo, comment="SPL")
     p.out(SPH, lo + 1, comment="SPH")
     p.out(SREG, 0, comment="SREG (I flag back)")
-    p.out(SPL, lo, comment="SPL")
 
 
 def holds_sp(p: Program, lo: int) -> bool:
