@@ -55,7 +55,7 @@ def test_a_part_without_mul(tmp_path, capsys) -> None:
     (["mul", "--bits", "64", "--mcu", "atxmega128a1"], "cannot simulate"),
     (["mul", "--bits", "1024", "--mcu", "attiny85"], "choose a smaller size or a larger part"),
     (["frob", "--bits", "64"], "frob"),
-    (["add", "--bits", "64", "--name", "SREG"], "macro for atmega128"),
+    (["add", "--bits", "64", "--name", "SREG"], "could not declare it"),
 ], ids=lambda x: str(x))
 def test_refusals(args, needle, tmp_path, capsys) -> None:
     out_dir = tmp_path / "out"

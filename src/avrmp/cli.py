@@ -40,7 +40,7 @@ from .errors import AvrmpError, Terminated, catch_stop_signals, stopped
 from .library.bundle import DEFAULT_SIZES, FAMILIES, make_bundle
 from .library.uecc import DROP_IN_FILE, ENTRY, UECC_FLAGS, UECC_SIZES, make_drop_in
 from .output_files import require_writable, write_atomic
-from .routine.files import DIALECTS, asm_path, header_path, write_routine
+from .routine.files import DIALECTS, asm_path, header_path, routine_paths, write_routine
 from .routine.generate import generate, table_key
 from .routine.rebuild import REGENERATE, rebuild, spec_fields, spec_from_header
 from .routine.tune import tune, untuned
@@ -58,7 +58,7 @@ from .verify.generated import verify_generated
 from .verify.host64 import verify_host, write_host_source
 from .verify.inputs import DEFAULT_TESTS, check_tests
 from .verify.profile import format_profile, profile_firmware
-from .verify.toolchain import build_firmware, refuse_macro_name
+from .verify.toolchain import build_firmware, refuse_clashing_name
 
 LEN_ARG_HELP = ("the routine takes the operand length in bytes (bits/8) as a uint16_t after the "
                 "pointers, e.g. void f(uint8_t *r, const uint8_t *a, const uint8_t *b, uint16_t "
@@ -193,8 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_request_args(g)
     _add_target_arg(g, host64=True)
     g.add_argument("--name", type=_name,
-                   help="symbol name (default avrmp_OPBITS_ALGO); not a C or C++ keyword, "
-                   "a name Arduino.h declares or a macro of avr-libc's headers")
+                   help="symbol name (default avrmp_OPBITS_ALGO); not a C or C++ keyword or a "
+                   "name avr-libc's or Arduino.h's headers define")
     g.add_argument("-o", "--out", type=_out_dir, required=True, help="output directory")
     g.add_argument("--dialect", choices=tuple(DIALECTS), default="gnu",
                    help="assembler syntax: gnu (NAME.S, avr-gcc) or avrasm2 (NAME.asm, Microchip "
@@ -431,8 +431,7 @@ def _spec_from(args: argparse.Namespace) -> Spec:
         variant=args.variant, mcu=args.mcu, name=args.name or "", levels=args.levels,
         d=args.d, e=args.e, looped=args.looped,
     )
-    if spec.name:
-        refuse_macro_name(spec.name, spec.mcu)
+    refuse_clashing_name(spec)
     return spec
 
 
@@ -449,7 +448,7 @@ def cmd_gen(args: argparse.Namespace) -> int:
                        mcu=DEFAULT_MCU)
     spec = _spec_from(args)
     require_writable(args.out, folder=True)
-    for path in (asm_path(spec, args.out, args.dialect), header_path(spec, args.out)):
+    for path in routine_paths(spec, args.out, args.dialect):
         require_writable(path)  # a read-only file or a link to nothing: before the search
     searching = args.tune or (spec.target == "avr" and table.lookup(table_key(spec)) is None)
     with _notice_if_slow(searching, f"avrmp: searching the choices for {spec.symbol} (not in "
@@ -553,9 +552,8 @@ def cmd_best(args: argparse.Namespace) -> int:
     candidates = requests(args.op, args.bits, args.mcu, args.branched)
     require_writable(args.out, folder=True)
     named = [dataclasses.replace(s, name=args.name or "") for s in candidates]  # (Spec checks it)
-    if args.name:
-        refuse_macro_name(args.name, args.mcu)
-    for path in dict.fromkeys(f(s, args.out) for s in named for f in (asm_path, header_path)):
+    refuse_clashing_name(named[0])
+    for path in dict.fromkeys(p for s in named for p in routine_paths(s, args.out)):
         require_writable(path)  # whichever is chosen, before the run
     best, found = pick(candidates, args.max_flash, args.max_stack, progress=True)
     routine = generate(dataclasses.replace(best.spec, name=args.name or ""))

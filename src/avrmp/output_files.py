@@ -72,21 +72,21 @@ def write_all(files: dict[Path, str | bytes]) -> None:
     """Write several files so that either all of them appear or none, and a file that was
     there before is either replaced or left as it was: each goes to a temporary file first (with
     the mode of the file it replaces, else 0666 less the umask, like any file the user creates),
-    then all are renamed, the files they replace kept aside until every rename has worked.  A path that is a symbolic link is written
-    through it: the file it points to gets the text, the link stays."""
+    then all are renamed, the files they replace kept aside until every rename has worked.  A
+    path that is a symbolic link is written through it: the file it points to gets the text,
+    the link stays; a link to nothing is refused (_refuse_kept), not followed."""
     temps: list[tuple[str, Path]] = []
     replaced: list[tuple[Path, str | None]] = []  # (path, its former content's name, if any)
     current = next(iter(files), Path("."))
     try:
         for current, text in files.items():
-            _refuse_kept(current)  # a link to nothing too, before it is followed
+            if current.is_dir():
+                raise IsADirectoryError(21, "is a directory")
+            _refuse_kept(current)
             current = Path(os.path.realpath(current)) if current.is_symlink() else current
             if current.parent.exists() and not current.parent.is_dir():
                 raise NotADirectoryError(20, f"{current.parent} is not a directory")
             current.parent.mkdir(parents=True, exist_ok=True)
-            if current.is_dir():
-                raise IsADirectoryError(21, "is a directory")
-            _refuse_kept(current)
             mode = current.stat().st_mode & 0o7777 if current.exists() else 0o666 & ~_umask()
             fd, tmp = tempfile.mkstemp(dir=current.parent, prefix=f".{current.name}.")
             temps.append((tmp, current))

@@ -37,8 +37,10 @@ def data_bytes(op: str, n: int) -> int:
     return operand_count(op) * n + result_bytes(op, n)
 
 
-# What --name may not be: the header declares `void NAME(uint8_t *r, ...)` (C keywords up to C23;
-# the <stdint.h> and <stddef.h> types the .h files use; names a C or Arduino program has already)
+# What --name may not be: the header declares `void NAME(uint8_t *r, ...)` (C keywords up to C23
+# and C++'s; the <stdint.h> and <stddef.h> types the .h files use; names a C or Arduino program
+# has already). avr-libc's names are asked of avr-gcc (verify.toolchain.refuse_clashing_name);
+# Arduino's headers are not at hand to ask, so its common names are listed.
 C_RESERVED = frozenset((
     "alignas", "alignof", "auto", "bool", "break", "case", "char", "const", "constexpr",
     "continue", "default", "do", "double", "else", "enum", "extern", "false", "float", "for",
@@ -49,7 +51,7 @@ C_RESERVED = frozenset((
     "uint32_t", "uint64_t", "size_t",
     # a C program's and an Arduino sketch's own functions, <avr/interrupt.h>'s macros
     "main", "setup", "loop", "cli", "sei",
-    # Arduino.h's macros (avr-libc's are asked of avr-gcc: verify.toolchain.header_macros)
+    # Arduino.h's macros, and two its build defines (-DF_CPU, -DARDUINO)
     "min", "max", "abs", "constrain", "round", "radians", "degrees", "sq", "interrupts",
     "noInterrupts", "lowByte", "highByte", "bitRead", "bitSet", "bitClear", "bitToggle",
     "bitWrite", "bit", "clockCyclesPerMicrosecond", "clockCyclesToMicroseconds",
@@ -105,9 +107,9 @@ class Spec:
         if self.name and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.name):
             raise AvrmpError(f"--name {self.name!r} is not a C identifier")
         if self.name in C_RESERVED or re.match(r"__|_[A-Z]", self.name):
-            raise AvrmpError(f"--name {self.name}: a C or C++ keyword, a type the header uses, a name "
-                             "the program has already or one reserved to the compiler; choose "
-                             "another")
+            raise AvrmpError(f"--name {self.name}: a C or C++ keyword, a type the header "
+                             "uses, a name the program has already or one reserved to the "
+                             "compiler; choose another")
         if self.name and len(self.name) > NAME_MAX:  # it names files (NAME.S, NAME.h, NAME.c) too
             raise AvrmpError(f"--name: {len(self.name)} characters; at most {NAME_MAX}")
         if self.target == "arm7tdmi":

@@ -93,7 +93,10 @@ def fastest(op: str, bits: int, mcu: str, branched: bool = False, max_flash: int
     algorithm's default parameters, unrolled or looped (the shortlist the library files use);
     fixed_length: none whose operand length is a run-time argument (rps)."""
     specs = [s for s in requests(op, bits, mcu, branched, sweep=False)
-             if not (fixed_length and s.algorithm.runtime_length)]
+             if not (fixed_length and s.runtime_length)]
+    if not specs:
+        raise AvrmpError(f"no algorithm does {op} at {bits} bits on {mcu} without a length "
+                         "argument: see avrmp list")
     best, _ = pick(specs, max_flash=max_flash, progress=progress)
     return best
 

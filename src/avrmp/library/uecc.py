@@ -60,11 +60,11 @@ def _symbol(spec: Spec, words: int) -> str:
     """A size's routine; one for every size that runs a routine taking the length (rps), which
     the dispatcher passes in the register num_words came in (the fallback's own, for the
     operand-scanning loop)."""
-    if not spec.algorithm.runtime_length:
+    if not spec.runtime_length:
         return f"avrmp_uecc_{spec.op}{8 * words}"
     if (spec.op, spec.algo) == ("mul", "operand-scanning-loop"):
         return FALLBACK
-    return f"avrmp_uecc_{spec.op}_{spec.algo.replace('-', '_')}"
+    return spec.symbol.replace("avrmp_", "avrmp_uecc_", 1)  # (a name without the size)
 
 
 def fallback(mcu: str) -> Routine:
@@ -96,9 +96,11 @@ def drop_in(choices: dict[str, list[Choice]], mcu: str, command: str) -> str:
               "#define XJMP rjmp", "#endif", ""]
     for op, chosen in choices.items():
         lines += _dispatcher(op, chosen)
-    routines = [c.routine for chosen in choices.values() for c in chosen] + [fallback(mcu)]
-    by_symbol = {r.spec.symbol: r for r in reversed(routines)}  # one each: the sizes share rps
-    for symbol, routine in reversed(by_symbol.items()):
+    routines: dict[str, Routine] = {}  # by symbol: the sizes that picked rps share one
+    for r in [c.routine for chosen in choices.values() for c in chosen] + [fallback(mcu)]:
+        if routines.setdefault(r.spec.symbol, r).code != r.code:
+            raise AvrmpError(f"internal: two routines named {r.spec.symbol} differ")
+    for symbol, routine in routines.items():
         lines += ["", _local_labels_prefixed(routine.asm, symbol)]
     return "\n".join(lines)
 

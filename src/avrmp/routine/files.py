@@ -21,8 +21,13 @@ def header_path(spec: Spec, outdir: Path) -> Path:
     return outdir / f"{spec.symbol}.h"
 
 
+def routine_paths(spec: Spec, outdir: Path, dialect: str = "gnu") -> tuple[Path, Path]:
+    """Both files write_routine writes: the assembly and the C header."""
+    return asm_path(spec, outdir, dialect), header_path(spec, outdir)
+
+
 def write_routine(routine: Routine, outdir: Path, dialect: str = "gnu") -> tuple[Path, Path]:
     """NAME.S (GNU as) or NAME.asm (AVRASM2), and NAME.h, both or neither."""
-    asm, hdr = asm_path(routine.spec, outdir, dialect), header_path(routine.spec, outdir)
+    asm, hdr = routine_paths(routine.spec, outdir, dialect)
     write_all({asm: routine.text(dialect), hdr: routine.header})
     return asm, hdr

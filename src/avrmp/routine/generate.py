@@ -26,7 +26,7 @@ def generate(spec: Spec, tune: bool = False, record: list[Decision] | None = Non
     if spec.target == "arm7tdmi":
         return generate_arm(spec)  # no searched choices: one build per technique and size
     require_room(spec)
-    require_flash(spec, flash_floor(spec), at_least="at least ")
+    require_flash(spec, flash_floor(spec), bound=True)
     tuned = record is None and not tune
     if tuned:
         record = table.lookup(table_key(spec))
@@ -41,29 +41,31 @@ def generate(spec: Spec, tune: bool = False, record: list[Decision] | None = Non
     return routine
 
 
-def require_flash(spec: Spec, code_bytes: int, at_least: str = "") -> None:
-    """AvrmpError unless code_bytes and the least program around them fit the part's flash."""
+def require_flash(spec: Spec, code_bytes: int, bound: bool = False) -> None:
+    """AvrmpError unless code_bytes (bound: a lower bound of them) and the least program around
+    them fit the part's flash."""
     mcu = get_mcu(spec.mcu)
     if not mcu.holds(code_bytes):
+        needs = f"at least {code_bytes}" if bound else str(code_bytes)
         raise AvrmpError(
-            f"{spec.symbol} needs {at_least}{code_bytes} bytes of flash and the least program "
-            f"around it {mcu.program_bytes} more, but {spec.mcu} has {mcu.flash_bytes}: choose "
-            "a looped or subquadratic algorithm, or a smaller size"
+            f"{spec.symbol} needs {needs} bytes of flash and the least program around it "
+            f"{mcu.program_bytes} more, but {spec.mcu} has {mcu.flash_bytes}: choose a looped "
+            "or subquadratic algorithm, or a smaller size"
         )
 
 
-PRODUCT_SITE_BYTES = 4  # a MUL and an instruction that takes r1:r0 (without MUL: 3 words)
+PRODUCT_SITE_BYTES = 4  # a MUL and an instruction that reads r1:r0 (without MUL, more)
 
 
 def flash_floor(spec: Spec) -> int:
     """A lower bound on the code of a routine whose every product is a site of its own
     (Algorithm.unrolled_products): the next MUL overwrites r1:r0, so each site is the MUL and
-    at least one instruction that reads its product; nomul's call sites are 3 words. 0 for
-    other routines. It lets gen refuse a size far beyond the flash before generating it."""
+    at least one instruction that reads its product (nomul's sites are longer). 0 for other
+    routines. It lets gen refuse a size far beyond the flash before generating it."""
     if spec.looped or not spec.algorithm.unrolled_products:
         return 0
     n = spec.operand_bytes
-    products = n * n if spec.op == "mul" else n * (n + 1) // 2
+    products = n * (n + 1) // 2 if spec.op == "sqr" else n * n
     return PRODUCT_SITE_BYTES * products
 
 

@@ -110,8 +110,8 @@ def wrap(spec: Spec, kernel: Kernel) -> Routine:
     return Routine(spec, _gnu_as(gnu_head, sym, parts), c_header(sym, doc, proto),
                    body.size, code_bytes, model, saved, classes,
                    body.static_cycles(core, nominal=True, pc_bytes=pc),
-                   _avrasm2(header_lines + _avrasm2_return_address_guard(spec), sym, parts),
-                   far)
+                   _avrasm2(header_lines + _avrasm2_return_address_guard(spec), sym, parts,
+                            far), far)
 
 
 def return_address_error(spec: Spec) -> tuple[int, str] | None:
@@ -195,17 +195,17 @@ def _avrasm2_return_address_guard(spec: Spec) -> list[str]:
             f".error {error}", ".endif", ".endif"]
 
 
-def _avrasm2(header_lines: list[str], sym: str, parts: tuple) -> str:
+def _avrasm2(header_lines: list[str], sym: str, parts: tuple, far: bool) -> str:
     """The .asm for AVRASM2 (Microchip Studio) or avra: the same code, to .include in the code
-    segment of a project whose .device has what the code uses (MUL, MOVW, CALL/JMP); a routine's
-    labels are prefixed by its name."""
+    segment of a project whose .device has what the code uses (MUL, MOVW, CALL/JMP if far); a
+    routine's labels are prefixed by its name."""
     prologue, body, epilogue = parts
     code = [f"{sym}:", *render_avrasm2(prologue, sym), f"{sym}__core_begin:",
             *render_avrasm2(body, sym), f"{sym}__core_end:", *render_avrasm2(epilogue, sym)]
     mnemonics = {line.split()[0].lower() for line in code if line.startswith("\t")}
     needs = [name for name, used in (("MUL", mnemonics & {"mul", "muls", "mulsu", "fmul"}),
                                      ("MOVW", mnemonics & {"movw"}),
-                                     ("CALL/JMP", mnemonics & {"call", "jmp"})) if used]
+                                     ("CALL/JMP", far)) if used]
     device = (f"the project's .device must have {', '.join(needs)}." if needs else
               "it needs no MUL, MOVW or CALL/JMP.")
     return "\n".join(header_lines + [

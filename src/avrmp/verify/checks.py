@@ -152,8 +152,11 @@ def timing_class(call: Call) -> str:
     trace names each access's buffer, and b's reads fall in a's) and the caller's I flag (a
     routine may re-enable interrupts only where the caller had them: SBRC r0, 7; SEI). "" for
     the calls compared with input #0."""
-    parts = ["with a and b in one buffer"] * call.shares_operand
-    parts += ["with interrupts disabled"] * (not call.sreg & 0x80)
+    parts = []
+    if call.shares_operand:
+        parts.append("with a and b in one buffer")
+    if not call.sreg & 0x80:
+        parts.append("with interrupts disabled")
     return " and ".join(parts)
 
 
@@ -219,8 +222,8 @@ def verify_firmware(fw: Firmware, op: str, nbytes: int, variant: str = "branchfr
             for (call, expected), m in zip(chunk, results):
                 first = first or m
                 kind = timing_class(call)
-                where = f"the first call {kind}" if kind else "input #0"
                 ref = refs.setdefault(kind, m)
+                where = "input #0" if ref is first else f"the first call {kind}"
                 bad = check_one(m, expected) or check_timing(m, first, variant, ref, where)
                 if bad:
                     report.failures.append(Failure(report.inputs, *bad, call.operands))

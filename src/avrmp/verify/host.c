@@ -133,10 +133,11 @@ typedef struct {
 	uint32_t settled_sp; /* SP when neither half of it was last left written alone */
 	char hazard[200];
 	char bad_read[200]; /* the first load from outside the call's memory, or of an I/O register */
-	int sp_pending;     /* SPL or SPH written by OUT, its partner not yet */
+	int sp_pending;     /* SPL or SPH written (by OUT or a store), its partner not yet */
 	uint32_t rampz;     /* RAMPZ's data address (0: the part has none) */
 	uint32_t own_flash[4]; /* [0], [1] and [2], [3]: the routine's code and data in flash */
-	int big_flash;         /* over 64 KB: LPM reaches only .progmem, which avr-ld puts low */
+	int big_flash;         /* over 64 KB: LPM reaches the first 64 KB, where avr-ld puts
+	                          .progmem, but not necessarily .text */
 	int outside_core;   /* the routine marks a core and this instruction is before or after it */
 	char core_gap[200]; /* the first access to a buffer outside the core */
 } trace_t;
@@ -842,10 +843,8 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 		t->pc_hash = (t->pc_hash ^ pc) * FNV_PRIME;
 		t->sp = sp_get(avr);
 		t->now = r->ninstr + 1;
-		/* sample SP where it is settled: not between the writes (OUT, or a store to SP's
-		 * data address) that rewrite SPH, SREG, SPL one after another */
-		if (!((op & 0xF800) == 0xB800 && (((op >> 5) & 0x30) | (op & 0xF)) >= 0x3d) &&
-		    !t->sp_pending && t->sp < r->minsp)
+		/* sample SP where it is settled: not between the writes of its two halves */
+		if (!t->sp_pending && t->sp < r->minsp)
 			r->minsp = t->sp;
 		t->outside_core = h->core_begin >= 0 && !(*cb_cycle >= 0 && *ce_cycle < 0);
 		trace_mem(avr, t, pc, op, h->asz);
@@ -931,7 +930,7 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 			r->minsp = sp_get(avr);
 		if (t->sp_pending)
 			set_hazard(t, "SP half-written after instruction %lld with interrupts enabled "
-				   "(SPL and SPH set by separate OUTs)", r->ninstr);
+				   "(SPL and SPH set by separate writes)", r->ninstr);
 		else if (sp_get(avr) > t->s0)
 			set_hazard(t, "SP is 0x%04x after instruction %lld with interrupts enabled, above "
 				   "the caller's 0x%04x: an interrupt there overwrites the caller's stack",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -14,6 +14,8 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
 from ..errors import AvrmpError
+from ..routine.wrapper import c_header, signature
+from ..spec import Spec
 
 INSTALL_HINT = (
     "install gcc-avr binutils-avr avr-libc (apt-get install gcc-avr binutils-avr avr-libc)"
@@ -113,30 +115,36 @@ def find_avr_gcc() -> str:
     return path
 
 
-# The headers a C or Arduino program for the part includes before a routine's .h: a routine's
-# name must not be one of their macros (`void PORTB(...)` does not compile)
+# The avr-libc headers a C or Arduino program (Arduino.h includes them) may include before a
+# routine's .h: its name must not be a macro, a function or a type of theirs
 PROGRAM_HEADERS = ("avr/io.h", "avr/interrupt.h", "avr/pgmspace.h", "stdint.h", "stddef.h",
-                   "stdlib.h", "string.h")
+                   "stdlib.h", "string.h", "math.h")
+NAME_PROBE = "avrmp_name_probe"  # a name no header has: is the toolchain itself sound?
 
 
-@functools.cache
-def header_macros(mcu: str) -> frozenset[str]:
-    """The macro names PROGRAM_HEADERS define for mcu, as avr-gcc's preprocessor lists them;
-    empty where avr-gcc is absent (a machine that cannot build the routine either)."""
+def refuse_clashing_name(spec: Spec) -> None:
+    """AvrmpError unless spec's .h compiles after PROGRAM_HEADERS for its part, as C and as C++
+    (--name PORTB, memcpy, M_PI or new does not), as avr-gcc finds; nothing is asked where
+    avr-gcc is absent (a machine that cannot build the routine either)."""
     gcc = shutil.which("avr-gcc")
-    if gcc is None:
-        return frozenset()
-    source = "".join(f"#include <{h}>\n" for h in PROGRAM_HEADERS)
-    out = subprocess.run([gcc, f"-mmcu={mcu}", "-dM", "-E", "-x", "c", "-"], input=source,
-                         capture_output=True, text=True, check=False)
-    return frozenset(re.findall(r"^#define (\w+)", out.stdout, re.MULTILINE))
+    if gcc is None or not spec.name:
+        return
+    if _header_compiles(gcc, spec):
+        return
+    if not _header_compiles(gcc, dataclasses.replace(spec, name=NAME_PROBE)):
+        raise AvrmpError(f"avr-gcc cannot compile avr-libc's headers for {spec.mcu}: "
+                         f"{INSTALL_HINT}")
+    raise AvrmpError(f"--name {spec.name}: a program for {spec.mcu} that includes avr-libc's "
+                     "headers could not declare it (a macro, function or type of avr-gcc's or "
+                     "avr-libc's, or a C++ keyword); choose another")
 
 
-def refuse_macro_name(name: str, mcu: str) -> None:
-    """AvrmpError if a header of PROGRAM_HEADERS defines name as a macro on mcu."""
-    if name in header_macros(mcu):
-        raise AvrmpError(f"--name {name}: avr-libc's headers define it as a macro for {mcu} "
-                         "(a program that includes them could not call it); choose another")
+def _header_compiles(gcc: str, spec: Spec) -> bool:
+    source = "".join(f"#include <{h}>\n" for h in PROGRAM_HEADERS) + c_header(
+        spec.symbol, *signature(spec))
+    return all(subprocess.run([gcc, f"-mmcu={spec.mcu}", "-fsyntax-only", "-x", lang, "-"],
+                              input=source, capture_output=True, text=True,
+                              check=False).returncode == 0 for lang in ("c", "c++"))
 
 
 def harness_text(symbol: str) -> str:
