@@ -544,6 +544,32 @@ add16_sp_by_sts:
     SUM add
     ret
 
+; right, but reads a byte of a chosen by a bit of a when a and b are one buffer and the caller
+; has interrupts disabled (the pointers and the I flag are public, a is not)
+    .global add16_leak_shared_cli
+add16_leak_shared_cli:
+    in r0, 0x3f
+    clr r18
+    cp r22, r20
+    cpc r23, r21
+    brne 1f
+    sbrs r0, 7
+    inc r18
+    rjmp 2f
+1:  nop
+    nop
+    nop
+2:  movw r30, r22
+    ld r19, Z
+    and r19, r18
+    andi r19, 1
+    add r30, r19
+    adc r31, r1
+    ld r0, Z
+    LOADS
+    SUM add
+    ret
+
 ; reads the byte after its code as an all-ones mask: unprogrammed flash in a harness, someone
 ; else's code or data in a program (keep it last in the file)
     .global add16_flash_past

@@ -185,11 +185,15 @@ def calls(load: Load, tests: int, seed: int) -> Iterator[tuple[Call, bytes]]:
         operands = tuple(x.to_bytes(load.nbytes, "little") for x in ops)
         where = random_layout(rng, load.ram, sizes, load.stack_need)
         layout = None if where is None else Layout(*where)
+        shared = False
         if layout and n_inputs == 2 and operands[0] == operands[1]:
             equal_pairs += 1
             if equal_pairs % 2 == 0:  # as f(r, x, x); not the first (input #0: the reference)
                 layout = dataclasses.replace(layout, ops=layout.ops[:1] * 2)
-        i_flag = 0x80 if idx % 8 != 7 else 0  # interrupts enabled, as a caller usually has them
+                shared = True
+        # interrupts enabled, as a caller usually has them; disabled on every 8th call, and on
+        # every 4th shared one, so that each timing_class has calls to compare
+        i_flag = 0 if idx % 8 == 7 or (shared and equal_pairs % 8 == 0) else 0x80
         call = Call(operands, sizes[0], load.int_args, layout=layout,
                     sreg=rng.randrange(0x80) | i_flag, seed=rng.getrandbits(62),
                     random_ram=True, isr_model=bool(i_flag) and idx < load.interrupt_inputs)
