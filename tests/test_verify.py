@@ -55,8 +55,9 @@ FAULTS = [
     ("add16_vector", "jumped into the vector table"),  # above the harness's own two vectors
     ("add16_sph_stash", "result"),  # SPH's unimplemented bits read back as 0
     ("add16_branch_to_next", "instruction trace differs from input #0"),
-    ("add16_lpm_text", "by LPM: in a program over 64 KB"),  # the ATmega128 has 128 KB
+    ("add16_lpm_text", "by LPM, which reaches only the first 64 KB"),  # ATmega128: 128 KB
     ("add16_leak_shared_cli", "in one buffer and with interrupts disabled"),
+    ("add16_elpm_rampz0", "ELPM reads RAMPZ:Z"),  # .text lies above 64 KB on the ATmega128
 ]
 
 
@@ -92,6 +93,16 @@ def test_the_right_ones_pass_with_every_check(symbol, capsys) -> None:
                      r"inputs", out), out
     if symbol == "add16_sp_by_sts":  # SP a page off between the stores is not stack taken
         assert int(re.search(r"stack (\d+) bytes", out)[1]) < 16, out
+
+
+def test_an_icall_without_eind_is_right_below_128_kb(capsys) -> None:
+    """The ATmega128's ICALL reaches all its 128 KB; the ATmega2560's only the first 128 KB,
+    below the routine's code there."""
+    args = ("--bits", "16", "--op", "add", "--seed", "1", "--tests", "20")
+    status, _, err = verify(capsys, ASM, "add16_icall_pm", *args)
+    assert status == 0, err
+    status, _, err = verify(capsys, ASM, "add16_icall_pm", *args, "--mcu", "atmega2560")
+    assert status == 1 and "jumped into flash below its own code" in err, err
 
 
 def test_lpm_of_its_own_text_is_right_below_64_kb(capsys) -> None:

@@ -2,6 +2,11 @@
 ; r = a + b, r[2] the carry.  add16 is right; every other one has one bug that only an unkind
 ; start state, an interrupt, a flash read or an I/O write check exposes.
 #include "set_sp.inc"
+#ifdef __AVR_HAVE_JMP_CALL__
+#define XCALL call  /* on a part over 64 KB the routine lies above the low sections */
+#else
+#define XCALL rcall
+#endif
 
 ; r20:r21 = b, then Z = r
 .macro LOAD_B
@@ -408,6 +413,13 @@ add16_elpm:
     ldi r30, hh8(zero_in_flash)
     out RAMPZ_IO, r30
     rjmp add16_elpm_rampz
+
+; the same constant read with RAMPZ cleared: right only while .text lies in the first 64 KB
+    .global add16_elpm_rampz0
+add16_elpm_rampz0:
+    clr r30
+    out RAMPZ_IO, r30
+    rjmp add16_elpm_rampz
 zero_in_flash:
     .byte 0, 0
 #endif
@@ -442,7 +454,7 @@ add16_undefined_ld:
     .global add16_vector
 add16_vector:
     LOADS
-    rcall __avrmp_vectors_end - 2
+    XCALL __avrmp_vectors_end - 2
     SUM add
     ret
 
@@ -477,7 +489,7 @@ add16_rampz_stash:
     .global add16_lowtext
 add16_lowtext:
     LOADS
-    rcall add16_low_sum
+    XCALL add16_low_sum
     ret
     .section .lowtext,"ax",@progbits
 add16_low_sum:
@@ -544,6 +556,20 @@ add16_sp_by_sts:
     SUM add
     ret
 
+; its sum in a helper called by ICALL through pm(): an ATmega2560 runs ICALL in its first
+; 128 KB only (EICALL with EIND, or gs(), reaches the rest)
+    .global add16_icall_pm
+add16_icall_pm:
+    LOADS
+    ldi r30, pm_lo8(add16_icall_sum)
+    ldi r31, pm_hi8(add16_icall_sum)
+    icall
+    ret
+add16_icall_sum:
+    movw r30, r24
+    SUM add
+    ret
+
 ; right, but reads a byte of a chosen by a bit of a when a and b are one buffer and the caller
 ; has interrupts disabled (the pointers and the I flag are public, a is not)
     .global add16_leak_shared_cli
@@ -576,7 +602,13 @@ add16_leak_shared_cli:
 add16_flash_past:
     ldi r30, lo8(past_the_code)
     ldi r31, hi8(past_the_code)
+#ifdef __AVR_HAVE_ELPM__
+    ldi r19, hh8(past_the_code)  ; (the code lies above 64 KB on a part over 64 KB)
+    out RAMPZ_IO, r19
+    elpm r0, Z
+#else
     lpm r0, Z
+#endif
     LOADS
     SUM add
     and r22, r0

@@ -99,8 +99,9 @@ def check_one(m: Measurement, expected: bytes) -> tuple[str, str] | None:
     """The first check one call fails, as (check, detail), or None."""
     if m.error:
         return "execution", m.error
-    if m.result != expected:
-        return "result", f"got {m.result.hex()}, expected {expected.hex()}"
+    if m.result != expected:  # (a read where it may not is often why: named with it)
+        why = f" ({m.bad_read})" if m.bad_read else ""
+        return "result", f"got {m.result.hex()}, expected {expected.hex()}{why}"
     if not m.callee_saved_ok:
         regs = " ".join(f"r{r}" for r in m.clobbered_regs)
         return "abi", f"callee-saved register(s) {regs} not restored"

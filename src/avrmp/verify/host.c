@@ -4,7 +4,8 @@
  * Usage: avrmp-host FIRMWARE.elf MCU [STACK_TOP] < batch
  *
  * Input (whitespace separated tokens):
- *   AVRMP5 entry done vectors_end harness_end core_begin core_end max_cycles lacks ncalls nops
+ *   AVRMP6 entry done vectors_end harness_end filler core_begin core_end max_cycles lacks ncalls
+ *   nops
  *   rmax opmax_1..opmax_nops
  *   then per call:
  *   rlen irq_at seed flags sreg sptop r_addr op_addr_1..op_addr_nops nints int_1..int_nints
@@ -15,8 +16,10 @@
  * vectors_end: where the part's vector table ends (the harness pads its two vectors to it);
  * harness_end: where the harness's code ends; the routine's code and data are the flash between
  *   vectors_end and entry and between harness_end and the end of the program (avr-ld puts
- *   PROGMEM before the harness and .text after it); LPM/ELPM elsewhere is refused, and so
- *   is LPM of .text on a part of more than 64 KB (a large program may put it out of reach).
+ *   PROGMEM before the harness and .text after it); LPM/ELPM elsewhere is refused. On a part
+ *   over 64 KB the harness ends with a filler that puts .text above 64 KB (128 KB) as a large
+ *   program may: LPM there reaches only PROGMEM.
+ * filler: where that filler begins (harness_end when there is none).
  * flags: 1 = fill SRAM outside the operands with random bytes (from seed) instead of zeros, and
  *            RAMPZ and the return address too (the routine returns past the program, at an
  *            address whose bytes are not the harness's, so reading them as data is caught);
@@ -137,7 +140,7 @@ typedef struct {
 	uint32_t rampz;     /* RAMPZ's data address (0: the part has none) */
 	uint32_t own_flash[4]; /* [0], [1] and [2], [3]: the routine's code and data in flash */
 	int big_flash;         /* over 64 KB: LPM reaches the first 64 KB, where avr-ld puts
-	                          .progmem, but not necessarily .text */
+	                          .progmem, and the filler puts .text beyond */
 	int outside_core;   /* the routine marks a core and this instruction is before or after it */
 	char core_gap[200]; /* the first access to a buffer outside the core */
 } trace_t;
@@ -330,15 +333,15 @@ static inline void flash_access(avr_t *avr, trace_t *t, int extended)
 	if (extended && avr->rampz)
 		z |= (uint32_t)avr->data[avr->rampz] << 16;
 	mix_addr(t, z | 0x20000000u);
-	if (!(z >= t->own_flash[0] && z < t->own_flash[1]) &&
-	    !(z >= t->own_flash[2] && z < t->own_flash[3]))
+	if (!extended && t->big_flash && !(z >= t->own_flash[0] && z < t->own_flash[1]))
+		set_bad_read(t, "instruction %lld reads 0x%x by LPM, which reaches only the first "
+			     "64 KB: .text lies above them here, as in a large program (use .progmem, "
+			     "or ELPM with RAMPZ)", t->now, z);
+	else if (!(z >= t->own_flash[0] && z < t->own_flash[1]) &&
+		 !(z >= t->own_flash[2] && z < t->own_flash[3]))
 		set_bad_read(t, "instruction %lld reads program memory at 0x%x, outside the routine's "
-			     "code and data (the vector table, the harness or unprogrammed flash)",
-			     t->now, z);
-	else if (!extended && t->big_flash && z >= t->own_flash[2])
-		set_bad_read(t, "instruction %lld reads the routine's .text at 0x%x by LPM: in a "
-			     "program over 64 KB it may lie beyond LPM's reach (put the table in "
-			     ".progmem, or read it by ELPM with RAMPZ)", t->now, z);
+			     "code and data (the vector table, the harness or unprogrammed flash%s)",
+			     t->now, z, extended ? "; ELPM reads RAMPZ:Z" : "");
 }
 
 static void trace_io(avr_t *avr, trace_t *t, uint16_t op)
@@ -645,7 +648,8 @@ static int refused_instruction(avr_t *avr, int lacks, uint16_t op, uint32_t pc, 
 }
 
 typedef struct {
-	uint32_t entry, done, harness_end, codeend, vec_addr, vec_end, ramstart, ramend, sptop_default;
+	uint32_t entry, done, harness_end, filler, codeend, vec_addr, vec_end, ramstart, ramend,
+		sptop_default;
 	uint8_t sph_mask, rampz_mask; /* the bits of SPH and RAMPZ the part implements */
 	int lacks; /* LACKS_* bits: instructions the part does not have */
 	long long core_begin, core_end;
@@ -799,6 +803,29 @@ static void set_return_address(host_t *h, call_t *c)
 		h->avr->data[c->sptop - i] = word & 0xff;
 }
 
+/* whether the routine runs where no code of its own is: past the program, in the vector table
+ * (address 0 restarts the part) or in the harness's filler (an ICALL without EIND on a part
+ * over 128 KB lands there: ICALL and IJMP reach only its first 128 KB) */
+static int jumped_astray(host_t *h, uint32_t pc, result_t *r)
+{
+	const char *where = NULL, *why = "";
+	if (pc + 2 > h->codeend) {
+		where = "outside the program";
+	} else if (pc < h->vec_end) {
+		where = "into the vector table";
+		why = pc ? "" : ", the reset vector: the part restarts";
+	} else if (pc >= h->filler && pc < h->harness_end) {
+		where = "into flash below its own code";
+		why = ": on a part over 128 KB ICALL and IJMP reach only the first 128 KB (EICALL "
+		      "with EIND, or the linker's gs() stub)";
+	}
+	if (!where)
+		return 0;
+	snprintf(r->errbuf, sizeof r->errbuf, "jumped %s (PC=0x%x%s)", where, pc, why);
+	r->err = r->errbuf;
+	return 1;
+}
+
 /* one step of the routine (or of the handler of a requested interrupt); returns 0 to go on */
 static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int *irq_raised,
 		long long *cb_cycle, long long *ce_cycle, uint8_t en_saved)
@@ -826,18 +853,9 @@ static int step(host_t *h, call_t *c, trace_t *t, result_t *r, int *in_isr, int 
 			}
 			*at = avr->cycle;
 		}
-		if (pc + 2 > h->codeend) {
-			snprintf(r->errbuf, sizeof r->errbuf, "jumped outside the program (PC=0x%x)", pc);
-			r->err = r->errbuf;
+		if (jumped_astray(h, pc, r))
 			return 1;
-		}
 		uint16_t op = flash16(avr, pc);
-		if (pc < h->vec_end) {
-			snprintf(r->errbuf, sizeof r->errbuf, "jumped into the vector table (PC=0x%x%s)",
-				 pc, pc ? "" : ", the reset vector: the part restarts");
-			r->err = r->errbuf;
-			return 1;
-		}
 		if (refused_instruction(avr, h->lacks, op, pc, r))
 			return 1;
 		t->pc_hash = (t->pc_hash ^ pc) * FNV_PRIME;
@@ -1055,7 +1073,7 @@ static void read_input(void)
 	}
 	inbuf[len] = 0;
 	char *magic = strtok_r(inbuf, " \t\r\n", &tokp);
-	if (!magic || strcmp(magic, "AVRMP5"))
+	if (!magic || strcmp(magic, "AVRMP6"))
 		fatal("bad input header from the Python driver");
 }
 
@@ -1067,6 +1085,7 @@ static void setup(host_t *h, const char *elf, const char *mcu, const char *top)
 	h->done = next_num();
 	h->vec_end = next_num();
 	h->harness_end = next_num();
+	h->filler = next_num();
 	h->core_begin = next_num();
 	h->core_end = next_num();
 	h->max_cycles = next_num();

@@ -144,7 +144,8 @@ def _batch_text(fw: Firmware, calls: Sequence[Call], max_cycles: int) -> str:
         for i in range(nops)
     ]
     rmax = max((c.result_len for c in calls), default=0)
-    head = ["AVRMP5", fw.entry, fw.done, fw.vectors_end, fw.harness_end, -1 if fw.core_begin is None else fw.core_begin,
+    head = ["AVRMP6", fw.entry, fw.done, fw.vectors_end, fw.harness_end, fw.filler,
+            -1 if fw.core_begin is None else fw.core_begin,
             -1 if fw.core_end is None else fw.core_end, max_cycles, _lacks(fw.mcu), len(calls),
             nops, rmax, *opmax]
     lines = [" ".join(str(x) for x in head)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import shutil
 import subprocess
@@ -25,7 +26,8 @@ HARNESS_NAME = "__avrmp_harness.S"
 ENTRY_SYMBOL = "__avrmp_entry"
 DONE_SYMBOL = "__avrmp_done"
 ISR_SYMBOL = "__avrmp_isr"
-HARNESS_END_SYMBOL = "__avrmp_isr_end"  # the handler is the harness's last code
+HARNESS_END_SYMBOL = "__avrmp_isr_end"  # the handler and the filler are the harness's last
+FILLER_SYMBOL = "__avrmp_filler"
 VECTORS_END_SYMBOL = "__avrmp_vectors_end"
 # Sections the start-up code runs at reset (or at exit): code there is not the routine's to call.
 STARTUP_SECTIONS = (".init", ".fini", ".ctors", ".dtors")
@@ -87,6 +89,12 @@ __avrmp_vectors:
     out __SREG__, r0
     pop r0
     reti
+; Filler on a part over 64 KB: the routine's .text lies above 64 KB (above 128 KB on a part
+; over 128 KB), as in a large program: LPM, ELPM with RAMPZ 0, ICALL without EIND fail here as
+; there. (0xFFFF is a reserved encoding: a jump into it is refused.)
+    .global {filler}
+{filler}:
+    .skip {filler_bytes}, 0xff
     .global {isr_end}
 {isr_end}:
 """
@@ -101,6 +109,7 @@ class Firmware:
     done: int  # byte address reached after the routine returns
     vectors_end: int  # byte address where the part's vector table ends
     harness_end: int  # byte address where the harness's code ends (the routine's follows)
+    filler: int  # where the harness's filler begins (harness_end when there is none)
     core_begin: int | None
     core_end: int | None
     code_bytes: int
@@ -147,10 +156,33 @@ def _header_compiles(gcc: str, spec: Spec) -> bool:
                               check=False).returncode == 0 for lang in ("c", "c++"))
 
 
-def harness_text(symbol: str) -> str:
+def harness_text(symbol: str, filler_bytes: int = 0) -> str:
     return _HARNESS_TEMPLATE.format(
         symbol=symbol, entry=ENTRY_SYMBOL, done=DONE_SYMBOL, isr=ISR_SYMBOL,
-        isr_end=HARNESS_END_SYMBOL, vectors_end=VECTORS_END_SYMBOL)
+        isr_end=HARNESS_END_SYMBOL, vectors_end=VECTORS_END_SYMBOL, filler=FILLER_SYMBOL,
+        filler_bytes=filler_bytes)
+
+
+LOW_FLASH = (0x10000, 0x20000)  # LPM's reach (64 KB), then ICALL/IJMP's (128 KB)
+FILLER_SLACK = 2048  # vectors, harness, .progmem, .data's image: room kept beside the routine
+
+
+def filler_bytes(flash_bytes: int, routine_bytes: int) -> int:
+    """Flash between the harness and the routine: past each limit of LOW_FLASH the part has,
+    as far as the routine (its allocated bytes) still fits above it."""
+    room = flash_bytes - routine_bytes - FILLER_SLACK
+    return max([0] + [low for low in LOW_FLASH if low < flash_bytes and low <= room])
+
+
+@functools.cache
+def flash_bytes(gcc: str, mcu: str) -> int:
+    """The part's flash, as avr-libc's FLASHEND gives it."""
+    out = _run([gcc, f"-mmcu={mcu}", "-dM", "-E", "-x", "assembler-with-cpp", "-"],
+               source="#include <avr/io.h>\n")
+    found = re.search(r"^#define FLASHEND (0x[0-9A-Fa-f]+|\d+)", out.stdout, re.MULTILINE)
+    if found is None:
+        raise AvrmpError(f"avr-libc names no FLASHEND for {mcu}: check the MCU name")
+    return int(found[1], 0) + 1
 
 
 _ERR_RE = re.compile(
@@ -180,11 +212,11 @@ def _first_error(output: str, fallback: str) -> str:
     return fallback
 
 
-def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+def _run(cmd: list[str], source: str | None = None) -> subprocess.CompletedProcess[str]:
     try:
         # errors="replace": the assembler may quote bytes of a source that is not UTF-8
-        return subprocess.run(cmd, capture_output=True, text=True, errors="replace",
-                              check=False)
+        return subprocess.run(cmd, input=source, capture_output=True, text=True,
+                              errors="replace", check=False)
     except FileNotFoundError:
         raise AvrmpError(f"avr-gcc not found: {INSTALL_HINT}") from None
 
@@ -210,6 +242,13 @@ def _symbols(path: Path) -> list:
                 )
             )
         return out
+
+
+def _allocated_bytes(obj: Path) -> int:
+    """The flash an object file takes: its allocated sections that hold bytes."""
+    with obj.open("rb") as fh:
+        return sum(sec["sh_size"] for sec in ELFFile(fh).iter_sections()
+                   if sec["sh_flags"] & SH_FLAGS.SHF_ALLOC and sec["sh_type"] != "SHT_NOBITS")
 
 
 def _section_end(path: Path, shndx: int) -> int | None:
@@ -238,7 +277,8 @@ def build_firmware(asm: Path, symbol: str, mcu: str, workdir: Path) -> Firmware:
     # The harness in a folder of its own: a user's file of the same name cannot replace it.
     harness = workdir / "harness" / HARNESS_NAME
     harness.parent.mkdir(exist_ok=True)
-    harness.write_text(harness_text(symbol))
+    filler = filler_bytes(flash_bytes(gcc, mcu), _allocated_bytes(user_obj))
+    harness.write_text(harness_text(symbol, filler))
     harness_obj = harness.with_suffix(".o")
     proc = _run([gcc, f"-mmcu={mcu}", "-c", str(harness), "-o", str(harness_obj)])
     if proc.returncode != 0:
@@ -334,7 +374,8 @@ def _check_symbol(user_obj: Path, asm: Path, symbol: str) -> None:
 def _read_firmware(elf: Path, mcu: str, symbol: str) -> Firmware:
     syms = _symbols(elf)
     by_name = {s[0]: s for s in syms}
-    for need in (symbol, ENTRY_SYMBOL, DONE_SYMBOL, VECTORS_END_SYMBOL, HARNESS_END_SYMBOL):
+    for need in (symbol, ENTRY_SYMBOL, DONE_SYMBOL, VECTORS_END_SYMBOL, HARNESS_END_SYMBOL,
+                 FILLER_SYMBOL):
         if need not in by_name:
             raise AvrmpError(f"symbol '{need}' missing from linked {elf}: rebuild the firmware")
     sym = by_name[symbol]
@@ -374,6 +415,7 @@ def _read_firmware(elf: Path, mcu: str, symbol: str) -> Firmware:
         done=by_name[DONE_SYMBOL][1],
         vectors_end=by_name[VECTORS_END_SYMBOL][1],
         harness_end=by_name[HARNESS_END_SYMBOL][1],
+        filler=by_name[FILLER_SYMBOL][1],
         core_begin=core_begin,
         core_end=core_end,
         code_bytes=code_bytes,
