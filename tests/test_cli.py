@@ -96,6 +96,8 @@ GEN_ERRORS = [
     (["mul", "--bits", "16", "--name", "M_PI"], "could not declare it"),  # <math.h>
     (["mul", "--bits", "16", "--name", "min"], "a name the program has already"),  # Arduino.h
     (["mul", "--bits", "16", "--name", "new"], "C or C++ keyword"),  # a sketch reads the .h as C++
+    (["mul", "--target", "host64", "--repr", "radix64", "--name", "_Stdlib"], "reserved"),
+    (["mul", "--target", "host64", "--repr", "radix64", "--name", "a" * 300], "at most 128"),
     (["mul", "--bits", "16", "--name", "delay"], "a name the program has already"),  # Arduino
     (["mul", "--algo", "product-scanning"], "--bits is required"),
     (["mul", "--bits", "16", "--algo", ""], "--algo ''"),
@@ -106,6 +108,7 @@ GEN_ERRORS = [
     (["mul", "--target", "arm7tdmi", "--bits", "64", "--mcu", "attiny85"], "no MCU"),
     (["mul", "--bits", "64", "--algo", "operand-caching", "--e", "200"], "at most 8"),
     (["mul", "--bits", "6_4"], "not a whole number"),
+    (["mul", "--bits", "9" * 5000], "5000 digits; far too many"),
     (["mul", "--bits", "64", "--looped", "--looped"], "--looped: given twice"),
     (["mul", "--target", "arm7tdmi", "--bits", "64", "--mcu", "atmega128"], "no MCU"),
     (["mul", "--target", "arm7tdmi", "--bits", "64", "--mcu", "{x}"], "no MCU"),  # braces kept
@@ -306,6 +309,25 @@ def test_rebuild_refuses_to_overwrite_its_input_with_the_header(tmp_path, capsys
     assert disguised.read_text() == asm.read_text()
 
 
+def test_rebuild_keeps_an_input_with_crlf_and_checks_its_outputs_first(tmp_path, capsys) -> None:
+    """The same routine with CRLF line ends is not "identical": rebuild would rewrite it, so it
+    is refused; a loop of links as -o is named before the verification."""
+    status, out, _ = run(["gen", "add", "--bits", "16", "-o", tmp_path], capsys)
+    asm = Path(out.split()[0])
+    crlf = asm.read_bytes().replace(b"\n", b"\r\n")
+    asm.write_bytes(crlf)
+    status, _, err = run(["rebuild", asm, "-o", tmp_path], capsys)
+    assert_one_error(status, err, "differs from the routine its header makes")
+    assert asm.read_bytes() == crlf
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    status, _, err = run(["rebuild", asm, "-o", tmp_path / "loop1"], capsys)
+    assert_one_error(status, err, "is a link to nothing")
+    status, _, err = run(["bench", "--bits", "16", "--ops", "add", "--json", tmp_path / "loop1"],
+                         capsys)
+    assert_one_error(status, err, "a link to nothing (or a loop of links)")
+
+
 def test_rebuild_edited_choice_is_one_line(tmp_path, capsys) -> None:
     """A recorded choice edited to a value no search makes (e = 0) is refused in one line."""
     status, out, _ = run(["gen", "mul", "--bits", "64", "--algo", "operand-caching", "-o",
@@ -503,6 +525,17 @@ def test_a_standard_output_closed_from_the_start_is_one_line(argv, tmp_path) -> 
     assert not out.exists()
 
 
+def test_a_path_that_is_not_utf8_is_printed_as_it_is(tmp_path) -> None:
+    """A folder name of bytes that are not UTF-8, printed by a strict UTF-8 stdout: its bytes,
+    not a UnicodeEncodeError after the files are written."""
+    out = os.fsencode(tmp_path) + b"/\xfd"
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8:strict"}
+    proc = subprocess.run([sys.executable, "-m", "avrmp.cli", "gen", "add", "--bits", "16",
+                           "-o", out], capture_output=True, env=env, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split(b"\n")[0] == out + b"/avrmp_add16_ripple.S"
+
+
 def test_binary_input_is_refused_and_control_characters_escaped(tmp_path, capsys) -> None:
     blob = tmp_path / "blob.S"
     blob.write_bytes(b"\x7fELF\x01\x01\x00\x00\n")
@@ -519,16 +552,23 @@ def test_binary_input_is_refused_and_control_characters_escaped(tmp_path, capsys
     (["best", "add", "--bits", "64"], "avrmp_add64_ripple.S"),
     (["best", "add", "--bits", "64", "--name", "f"], "f.h"),
     (["uecc", "--sizes", "4"], "avrmp_uecc.S"),
+    (["bundle", "--sizes", "128"], "library.json"),
+    (["bundle", "--sizes", "128"], "avrmp_sqr128.h"),
 ])
 def test_an_output_file_that_cannot_be_written_is_refused_before_the_run(argv, blocked, tmp_path,
                                                                           capsys,
                                                                           monkeypatch) -> None:
     import avrmp.cli
+    import avrmp.library.bundle
     import avrmp.library.uecc
 
     monkeypatch.setattr(avrmp.cli, "pick", lambda *_, **__: pytest.fail("ran"))
     monkeypatch.setattr(avrmp.library.uecc, "choose", lambda *_, **__: pytest.fail("ran"))
-    (tmp_path / blocked).mkdir()
+    monkeypatch.setattr(avrmp.library.bundle, "choose", lambda *_, **__: pytest.fail("ran"))
+    if argv[0] == "bundle":  # over an earlier bundle, its routines in src/
+        (tmp_path / "README.md").write_text("Generated by avrmp")
+        blocked = f"src/{blocked}" if blocked.endswith(".h") else blocked
+    (tmp_path / blocked).mkdir(parents=True)
     status, out, err = run([*argv, "-o", tmp_path], capsys)
     assert_one_error(status, err, "is a directory")
     assert out == ""
@@ -1122,14 +1162,17 @@ def test_verify_takes_only_lengths_a_run_time_length_routine_takes(bits, needle,
 @pytest.mark.parametrize("signal_raised, status, line", [
     (KeyboardInterrupt, 130, "avrmp: interrupted\n"),
     ("SIGTERM", 143, "avrmp: terminated\n"),
+    ("native", 143, "avrmp: terminated\n"),
 ])
 def test_a_signal_while_the_modules_load_ends_in_one_line(signal_raised, status, line,
                                                           monkeypatch, capsys) -> None:
     """Ctrl-C or SIGTERM before cli is imported (its modules take a moment) ends the command as
-    later: one line and the status, no traceback."""
+    later: one line and the status, no traceback; also where a native module that was loading
+    (ortools) turns the stop into an ImportError."""
     import builtins
 
     from avrmp import entry
+    from avrmp.errors import Terminated
 
     real_import = builtins.__import__
 
@@ -1137,6 +1180,8 @@ def test_a_signal_while_the_modules_load_ends_in_one_line(signal_raised, status,
         if name == "cli":  # entry's `from .cli import main`
             if signal_raised == "SIGTERM":
                 os.kill(os.getpid(), signal.SIGTERM)  # handled by entry's handler
+            if signal_raised == "native":
+                raise ImportError("initialization failed") from Terminated()
             raise KeyboardInterrupt
         return real_import(name, *args, **kwargs)
 
@@ -1196,3 +1241,24 @@ def test_an_output_folder_linked_to_nothing_is_named(tmp_path, capsys) -> None:
     status, _, err = run(["gen", "mul", "--bits", "64", "-o", tmp_path / "out"], capsys)
     assert_one_error(status, err, "is a link to nothing")
     assert not (tmp_path / "gone").exists()
+
+
+@needs_toolchain
+def test_tools_keep_their_temporary_files_in_a_folder_removed_at_the_end(capsys,
+                                                                        monkeypatch) -> None:
+    """avr-gcc stopped by a SIGTERM to avrmp alone (subprocess kills it) leaves its ccXXXX files
+    behind: they are in a folder of avrmp's own, which goes when the command ends."""
+    folders = []
+    real_run = subprocess.run
+
+    def spy(*args, **kwargs):
+        folder = Path(os.environ["TMPDIR"])
+        folders.append(folder)
+        (folder / "ccLEFT.s").write_text("")  # what a killed avr-gcc leaves
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "run", spy)
+    status, _, err = run(verify_args(ASM / "m16.S"), capsys)
+    assert status == 0, err
+    assert folders and not any(f.exists() for f in folders)
+    assert os.environ.get("TMPDIR") != str(folders[0])

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import sys
 import tempfile
@@ -39,13 +40,22 @@ from .bench.report import (
 from .errors import AvrmpError, Terminated, catch_stop_signals, stopped
 from .library.bundle import DEFAULT_SIZES, FAMILIES, make_bundle
 from .library.uecc import DROP_IN_FILE, ENTRY, UECC_FLAGS, UECC_SIZES, make_drop_in
-from .output_files import require_writable, write_atomic
-from .routine.files import DIALECTS, asm_path, header_path, routine_paths, write_routine
+from .output_files import real_path, require_writable, write_atomic
+from .routine.files import DIALECTS, routine_paths, write_routine
 from .routine.generate import generate, table_key
 from .routine.rebuild import REGENERATE, rebuild, spec_fields, spec_from_header
 from .routine.tune import tune, untuned
 from .routine.wrapper import signature
-from .spec import AVR_VARIANTS, OPS, RUNTIME_LENGTH, TARGETS, VARIANTS, Spec, return_address_bytes
+from .spec import (
+    AVR_VARIANTS,
+    OPS,
+    RUNTIME_LENGTH,
+    TARGETS,
+    VARIANTS,
+    Spec,
+    check_name,
+    return_address_bytes,
+)
 from .target.avr.parts import DEFAULT_MCU, get_mcu, simulated_mcu
 from .techniques.arm7tdmi.registry import ARM_ALGORITHMS, ARM_DEFAULT, WORD_BITS
 from .techniques.host64 import REPRESENTATIONS, emit
@@ -98,6 +108,8 @@ def _integer(text: str) -> int:
     """A whole number as written in decimal (int() would also take 6_4 and other forms)."""
     if not re.fullmatch(r"\s*[+-]?[0-9]+\s*", text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    if len(text) > 100:  # (int() refuses more than 4300 digits, in words of its own)
+        raise argparse.ArgumentTypeError(f"{text[:20]}...: {len(text)} digits; far too many")
     return int(text)
 
 
@@ -488,6 +500,8 @@ def _gen_host64(args: argparse.Namespace) -> int:
                    d=None, e=None, looped=False, tune=False, dialect="gnu")
     if args.op not in ("mul", "add", "sub"):
         raise AvrmpError(f"--target host64 does not do {args.op}: its files serve mul, add, sub")
+    if args.name:
+        check_name(args.name)
     source = emit(args.repr, args.name or None)
     report = verify_host(args.repr, tests=1000, seed=1, source=source)
     if not report.passed:
@@ -499,17 +513,20 @@ def _gen_host64(args: argparse.Namespace) -> int:
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
     _readable_asm(args.file)
-    original = args.file.read_text(errors="replace")
+    original = args.file.read_bytes().decode(errors="replace")  # CRLF kept: it differs
     routine = rebuild(args.file)
     dialect = "avrasm2" if args.file.suffix == DIALECTS["avrasm2"] else "gnu"
     text = routine.text(dialect)
-    if header_path(routine.spec, args.out).resolve() == args.file.resolve():
+    asm, hdr = routine_paths(routine.spec, args.out, dialect)
+    if real_path(hdr) == real_path(args.file):
         raise AvrmpError(f"-o would overwrite {args.file} with the routine's C header: choose "
                          "another output folder")
-    if (asm_path(routine.spec, args.out, dialect).resolve() == args.file.resolve()
-            and text != original):
+    if real_path(asm) == real_path(args.file) and text != original:
         raise AvrmpError(f"{args.file} differs from the routine its header makes, and -o would "
                          "overwrite it: choose another output folder")
+    require_writable(args.out, folder=True)
+    for path in (asm, hdr):
+        require_writable(path)  # before the verification
     try:  # its choices may have been edited: wrong code is never written
         with _notice_if_slow(True, "avrmp: verifying the rebuilt routine (the test load, seed 1) "
                              "before it is written"):
@@ -683,7 +700,7 @@ def _simulated_input(args: argparse.Namespace) -> list[str]:
     args.len_arg = args.len_arg or runtime_length
     _require_spec_agrees(args, head)
     if args.json:
-        if args.json.exists() and args.json.resolve() == args.file.resolve():
+        if args.json.exists() and real_path(args.json) == real_path(args.file):
             raise AvrmpError(f"--json {args.json} is the routine itself: give the report "
                              "another name")
         require_writable(args.json)
@@ -868,7 +885,7 @@ def _require_outputs(args: argparse.Namespace, markers: tuple[str, str]) -> None
     """Every file the bench will write, checked before it measures (which takes minutes)."""
     plots = plot_paths(args.plot) if args.plot else []
     files = [Path(p) for p in (args.json, args.markdown) if p] + plots
-    outputs = [p.resolve() for p in [*files, *([args.readme] if args.readme else [])]]
+    outputs = [real_path(p) for p in [*files, *([args.readme] if args.readme else [])]]
     if len(set(outputs)) < len(outputs):
         raise AvrmpError("--json, --markdown, --readme and the three plots --plot names ("
                          f"{', '.join(p.name for p in plots) or 'none'}) must be different files")
@@ -955,11 +972,14 @@ def main(argv: list[str] | None = None) -> int:
     if sys.stdout is None:  # started with its standard output closed (`avrmp list >&-`)
         print("avrmp: error: standard output is closed", file=sys.stderr)
         return 2
+    if hasattr(sys.stdout, "reconfigure"):  # a path's bytes that are not UTF-8 printed as they are
+        sys.stdout.reconfigure(errors="surrogateescape")
     args = build_parser().parse_args(argv)
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = catch_stop_signals() if in_main_thread else {}
     try:
-        status = COMMANDS[args.command](args)
+        with _tools_tmpdir():
+            status = COMMANDS[args.command](args)
         sys.stdout.flush()  # a full disk or a closed pipe is reported here, not at exit
         return status
     except AvrmpError as e:
@@ -972,6 +992,24 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for s, handler in previous.items():  # (None: a handler not set from Python, the default)
             signal.signal(s, signal.SIG_DFL if handler is None else handler)
+
+
+@contextlib.contextmanager
+def _tools_tmpdir():
+    """The tools avrmp runs (avr-gcc, gcc) keep their temporary files in a folder of its own,
+    removed when the command ends however it ends: a tool that a SIGTERM to avrmp alone stops
+    (subprocess kills it) cannot remove them itself."""
+    folder = tempfile.mkdtemp(prefix="avrmp-tools-")
+    before = os.environ.get("TMPDIR")
+    os.environ["TMPDIR"] = folder
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["TMPDIR"]
+        else:
+            os.environ["TMPDIR"] = before
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _system_error(e: OSError) -> int:

@@ -14,3 +14,18 @@ def run() -> int:
         return main()
     except (KeyboardInterrupt, Terminated) as stop:
         return stopped(stop)
+    except ImportError as error:  # a native module that stops loading turns the stop into this
+        stop = _stop_behind(error)
+        if stop is None:
+            raise
+        return stopped(stop)
+
+
+def _stop_behind(error: BaseException) -> BaseException | None:
+    """The KeyboardInterrupt or Terminated that caused error, if one did."""
+    seen = error
+    while seen is not None:
+        if isinstance(seen, (KeyboardInterrupt, Terminated)):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None

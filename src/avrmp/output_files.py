@@ -17,6 +17,12 @@ def write_atomic(path: Path, text: str | bytes) -> None:
     write_all({Path(path): text})
 
 
+def real_path(path: Path) -> Path:
+    """The path with its links followed, as far as they lead (a loop of links is no error
+    here, as Path.resolve makes it: require_writable names it)."""
+    return Path(os.path.realpath(path))
+
+
 def require_writable(path: Path, folder: bool = False) -> None:
     """Before a long run: fail now, in one line, if `path` (a file, or with `folder` a folder to
     write files in) cannot be written, not when the run's results are ready.  A probe file is
@@ -83,7 +89,7 @@ def write_all(files: dict[Path, str | bytes]) -> None:
             if current.is_dir():
                 raise IsADirectoryError(21, "is a directory")
             _refuse_kept(current)
-            current = Path(os.path.realpath(current)) if current.is_symlink() else current
+            current = real_path(current) if current.is_symlink() else current
             if current.parent.exists() and not current.parent.is_dir():
                 raise NotADirectoryError(20, f"{current.parent} is not a directory")
             current.parent.mkdir(parents=True, exist_ok=True)

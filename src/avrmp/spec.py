@@ -78,6 +78,18 @@ C_RESERVED = frozenset((
 NAME_MAX = 128  # symbol and file names: far below any file system's limit
 
 
+def check_name(name: str) -> None:
+    """AvrmpError unless --name is a C identifier a program can take (C_RESERVED, NAME_MAX)."""
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise AvrmpError(f"--name {name!r} is not a C identifier")
+    if name in C_RESERVED or re.match(r"__|_[A-Z]", name):
+        raise AvrmpError(f"--name {name}: a C or C++ keyword, a type the header uses, a name "
+                         "the program has already or one reserved to the compiler; choose "
+                         "another")
+    if len(name) > NAME_MAX:  # it names files (NAME.S, NAME.h, NAME.c) too
+        raise AvrmpError(f"--name: {len(name)} characters; at most {NAME_MAX}")
+
+
 @dataclass(frozen=True)
 class Spec:
     op: str
@@ -104,14 +116,8 @@ class Spec:
         if self.variant not in VARIANTS:
             raise AvrmpError(f"unknown variant {self.variant!r}: choose one of {', '.join(VARIANTS)}")
         get_mcu(self.mcu)
-        if self.name and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.name):
-            raise AvrmpError(f"--name {self.name!r} is not a C identifier")
-        if self.name in C_RESERVED or re.match(r"__|_[A-Z]", self.name):
-            raise AvrmpError(f"--name {self.name}: a C or C++ keyword, a type the header "
-                             "uses, a name the program has already or one reserved to the "
-                             "compiler; choose another")
-        if self.name and len(self.name) > NAME_MAX:  # it names files (NAME.S, NAME.h, NAME.c) too
-            raise AvrmpError(f"--name: {len(self.name)} characters; at most {NAME_MAX}")
+        if self.name:
+            check_name(self.name)
         if self.target == "arm7tdmi":
             self._check_arm(get_arm_algorithm(self.algo))
         else:

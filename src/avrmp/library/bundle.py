@@ -96,12 +96,23 @@ def bundle_sizes(sizes: list[int] | None, family: Family) -> list[int]:
     return sorted(set(sizes))
 
 
+def symbol_of(op: str, bits: int) -> str:
+    return f"avrmp_{op}{bits}"
+
+
+def planned_files(todo: list[tuple[str, int]]) -> list[str]:
+    """Every file the bundle writes for these (op, bits), by path relative to its folder."""
+    return [f"src/{symbol_of(op, bits)}{ext}" for op, bits in todo for ext in (".S", ".h")] + [
+        "src/avrmp.h", "library.properties", "library.json", "README.md",
+        f"examples/{EXAMPLE}/{EXAMPLE}.ino"]
+
+
 def choose(op: str, bits: int, family: Family, branched: bool, max_flash: int | None) -> Entry:
     # (the bundle's signatures take no length: rps and the like are left out, looped
     # routines serve a tight budget)
     best = fastest(op, bits, family.generate_for, branched, max_flash, progress=False,
                    fixed_length=True)
-    spec = dataclasses.replace(best.spec, name=f"avrmp_{op}{bits}")
+    spec = dataclasses.replace(best.spec, name=symbol_of(op, bits))
     entry = Entry(generate(spec), best.label)
     if family.twin_for:
         twin = generate(dataclasses.replace(spec, mcu=family.twin_for))
@@ -263,6 +274,8 @@ def make_bundle(out: Path, sizes: list[int] | None, family_name: str, branched: 
     todo = [(op, bits) for bits in bundle_sizes(sizes, family) for op in BUNDLE_OPS]
     require_bundle_folder(Path(out))
     require_writable(out, folder=True)
+    for name in planned_files(todo):
+        require_writable(Path(out) / name)  # a read-only file, say: before the minutes of work
     entries = []
     with tempfile.TemporaryDirectory(prefix="avrmp-bundle-") as tmp, \
             progress_bar(enabled=progress, total=2 * len(todo), desc="bundle") as bar:
