@@ -1262,3 +1262,16 @@ def test_tools_keep_their_temporary_files_in_a_folder_removed_at_the_end(capsys,
     assert status == 0, err
     assert folders and not any(f.exists() for f in folders)
     assert os.environ.get("TMPDIR") != str(folders[0])
+
+
+def test_an_arm_routine_is_not_named_as_a_c_library_function(tmp_path, capsys) -> None:
+    """memcpy for the ARM7TDMI: a program that includes <string.h> could not declare it."""
+    probe = subprocess.run(["arm-none-eabi-gcc", "-fsyntax-only", "-x", "c", "-"],
+                           input="#include <string.h>\n", capture_output=True, text=True,
+                           check=False) if shutil.which("arm-none-eabi-gcc") else None
+    if probe is None or probe.returncode:
+        pytest.skip("arm-none-eabi-gcc with newlib is not installed")
+    base = ["gen", "mul", "--target", "arm7tdmi", "--bits", "64", "-o", tmp_path, "--name"]
+    status, _, err = run([*base, "memcpy"], capsys)
+    assert_one_error(status, err, "a program for the ARM7TDMI", "could not declare it")
+    assert run([*base, "mul64"], capsys)[0] == 0

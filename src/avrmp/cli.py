@@ -428,9 +428,11 @@ def _spec_from(args: argparse.Namespace) -> Spec:
     if target == "arm7tdmi":
         if args.bits is None:
             raise AvrmpError("--bits is required (a multiple of 32 for the ARM7TDMI)")
-        return Spec(op=args.op, bits=args.bits, algo=args.algo or ARM_DEFAULT,
+        spec = Spec(op=args.op, bits=args.bits, algo=args.algo or ARM_DEFAULT,
                     variant=args.variant, name=args.name or "", levels=args.levels, d=args.d,
                     e=args.e, looped=args.looped, target=target)
+        refuse_clashing_name(spec)
+        return spec
     algo = args.algo or DEFAULT_ALGO[args.op]
     bits = args.bits
     if bits is None:

@@ -17,6 +17,7 @@ from elftools.elf.sections import SymbolTableSection
 from ..errors import AvrmpError
 from ..routine.wrapper import c_header, signature
 from ..spec import Spec
+from .arm_toolchain import GCC as ARM_GCC
 
 INSTALL_HINT = (
     "install gcc-avr binutils-avr avr-libc (apt-get install gcc-avr binutils-avr avr-libc)"
@@ -124,36 +125,42 @@ def find_avr_gcc() -> str:
     return path
 
 
-# The avr-libc headers a C or Arduino program (Arduino.h includes them) may include before a
-# routine's .h: its name must not be a macro, a function or a type of theirs
-PROGRAM_HEADERS = ("avr/io.h", "avr/interrupt.h", "avr/pgmspace.h", "stdint.h", "stddef.h",
-                   "stdlib.h", "string.h", "math.h")
-NAME_PROBE = "avrmp_name_probe"  # a name no header has: is the toolchain itself sound?
+# The headers a C or Arduino program (Arduino.h includes them) may include before a routine's
+# .h: its name must not be a macro, a function or a type of theirs
+LIBC_HEADERS = ("stdint.h", "stddef.h", "stdlib.h", "string.h", "math.h")
+AVR_HEADERS = ("avr/io.h", "avr/interrupt.h", "avr/pgmspace.h")
+NAME_PROBE = "avrmp_name_probe"  # a name no header has: can the headers be compiled at all?
 
 
 def refuse_clashing_name(spec: Spec) -> None:
-    """AvrmpError unless spec's .h compiles after PROGRAM_HEADERS for its part, as C and as C++
-    (--name PORTB, memcpy, M_PI or new does not), as avr-gcc finds; nothing is asked where
-    avr-gcc is absent (a machine that cannot build the routine either)."""
-    gcc = shutil.which("avr-gcc")
-    if gcc is None or not spec.name:
-        return
-    if _header_compiles(gcc, spec):
+    """AvrmpError unless spec's .h compiles after the C library's headers (and avr-libc's for
+    the part), as C and as C++: --name PORTB, memcpy, M_PI or new does not. Nothing is asked
+    where the compiler is absent (a machine that cannot build the routine either), nor for the
+    ARM7TDMI where its C library (newlib) is not installed (no program there includes it)."""
+    arm = spec.target == "arm7tdmi"
+    gcc = shutil.which(ARM_GCC if arm else "avr-gcc")
+    if gcc is None or not spec.name or _header_compiles(gcc, spec):
         return
     if not _header_compiles(gcc, dataclasses.replace(spec, name=NAME_PROBE)):
+        if arm:
+            return
         raise AvrmpError(f"avr-gcc cannot compile avr-libc's headers for {spec.mcu}: "
                          f"{INSTALL_HINT}")
-    raise AvrmpError(f"--name {spec.name}: a program for {spec.mcu} that includes avr-libc's "
-                     "headers could not declare it (a macro, function or type of avr-gcc's or "
-                     "avr-libc's, or a C++ keyword); choose another")
+    where = "the ARM7TDMI" if arm else spec.mcu
+    raise AvrmpError(f"--name {spec.name}: a program for {where} that includes the C library's "
+                     "headers could not declare it (a macro, function or type of the compiler's "
+                     "or the library's, or a C++ keyword); choose another")
 
 
 def _header_compiles(gcc: str, spec: Spec) -> bool:
-    source = "".join(f"#include <{h}>\n" for h in PROGRAM_HEADERS) + c_header(
+    arm = spec.target == "arm7tdmi"
+    headers = LIBC_HEADERS if arm else AVR_HEADERS + LIBC_HEADERS
+    source = "".join(f"#include <{h}>\n" for h in headers) + c_header(
         spec.symbol, *signature(spec))
-    return all(subprocess.run([gcc, f"-mmcu={spec.mcu}", "-fsyntax-only", "-x", lang, "-"],
-                              input=source, capture_output=True, text=True,
-                              check=False).returncode == 0 for lang in ("c", "c++"))
+    part = "-mcpu=arm7tdmi" if arm else f"-mmcu={spec.mcu}"
+    return all(subprocess.run([gcc, part, "-fsyntax-only", "-x", lang, "-"], input=source,
+                              capture_output=True, text=True, check=False).returncode == 0
+               for lang in ("c", "c++"))
 
 
 def harness_text(symbol: str, filler_bytes: int = 0) -> str:
