@@ -174,11 +174,11 @@ LOW_FLASH = (0x10000, 0x20000)  # LPM's reach (64 KB), then ICALL/IJMP's (128 KB
 FILLER_SLACK = 2048  # vectors, harness, .progmem, .data's image: room kept beside the routine
 
 
-def filler_bytes(flash_bytes: int, routine_bytes: int) -> int:
+def filler_bytes(flash: int, routine_bytes: int) -> int:
     """Flash between the harness and the routine: past each limit of LOW_FLASH the part has,
     as far as the routine (its allocated bytes) still fits above it."""
-    room = flash_bytes - routine_bytes - FILLER_SLACK
-    return max([0] + [low for low in LOW_FLASH if low < flash_bytes and low <= room])
+    room = flash - routine_bytes - FILLER_SLACK
+    return max([0] + [low for low in LOW_FLASH if low < flash and low <= room])
 
 
 @functools.cache
