@@ -144,7 +144,8 @@ def test_emitted_text_is_deterministic_and_named() -> None:
             assert f"{f}(" in a.h_text and f"{f}(" in a.c_text
         other = emit(name, prefix="my_big")
         assert other.name == "my_big" and all(f.startswith("my_big_") for f in other.functions)
-        assert "#include \"my_big.h\"" in other.c_text and "MY_BIG_H" in other.h_text
+        assert "#include \"my_big.h\"" in other.c_text and "AVRMP_my_big_H" in other.h_text
+        assert "#define my_big_LIMBS" in other.h_text  # the name's case: My_big would differ
 
 
 def test_errors_users_see(monkeypatch: pytest.MonkeyPatch) -> None:
