@@ -52,22 +52,20 @@ add16_carry_in:
 ; reads one byte past the end of b, and adds it as if it were zero
     .global add16_read_past
 add16_read_past:
-    LOADS
     movw r30, r20
-    ldd r23, Z+2            ; b[2]: not part of b
-    movw r30, r24
+    ldd r0, Z+2             ; b[2]: not part of b
+    LOADS
     SUM add
-    add r22, r23
+    add r22, r0
     st Z, r22
     ret
 
 ; reads one byte past the end of b and leaves it unused (the result is right)
     .global add16_peek_past
 add16_peek_past:
-    LOADS
     movw r30, r20
-    ldd r23, Z+2            ; b[2]: not part of b
-    movw r30, r24
+    ldd r0, Z+2             ; b[2]: not part of b
+    LOADS
     SUM add
     ret
 
