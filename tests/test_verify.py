@@ -58,6 +58,8 @@ FAULTS = [
     ("add16_lpm_text", "by LPM, which reaches only the first 64 KB"),  # ATmega128: 128 KB
     ("add16_leak_shared_cli", "in one buffer and with interrupts disabled"),
     ("add16_elpm_rampz0", "ELPM reads RAMPZ:Z"),  # .text lies above 64 KB on the ATmega128
+    ("add16_regfile", "wrote r0 through its data address"),
+    ("add16_regfile_read", "reads r18 through its data address"),
 ]
 
 

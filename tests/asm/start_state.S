@@ -594,6 +594,32 @@ add16_leak_shared_cli:
     SUM add
     ret
 
+; keeps the carry in r0 by storing it through r0's data address (0x0000)
+    .global add16_regfile
+add16_regfile:
+    LOADS
+    add r18, r20
+    adc r19, r21
+    clr r22
+    rol r22
+    clr r26
+    clr r27
+    st X, r22
+    st Z+, r18
+    st Z+, r19
+    st Z, r0
+    ret
+
+; reads a's low byte back from r18's data address (0x0012)
+    .global add16_regfile_read
+add16_regfile_read:
+    LOADS
+    ldi r26, 18
+    clr r27
+    ld r18, X
+    SUM add
+    ret
+
 ; reads the byte after its code as an all-ones mask: unprogrammed flash in a harness, someone
 ; else's code or data in a program (keep it last in the file)
     .global add16_flash_past

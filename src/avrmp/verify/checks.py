@@ -112,6 +112,9 @@ def check_one(m: Measurement, expected: bytes) -> tuple[str, str] | None:
     if not m.i_flag_ok:
         return "abi", "the I flag (interrupts enabled) on return differs from the caller's"
     if m.bad_writes:
+        if m.bad_writes[0] < 32:
+            return "writes", (f"wrote r{m.bad_writes[0]} through its data address (the register "
+                              "file is in data space on classic cores only, not on XMEGA)")
         addrs = " ".join(f"0x{a:04x}" for a in m.bad_writes[:4])
         return "writes", f"wrote outside the result and its own stack frame at {addrs}"
     if m.io_writes:

@@ -273,7 +273,11 @@ static inline void rd(trace_t *t, uint32_t a)
 		rd_io(t, a);
 		return;
 	}
-	if (t->clobbered[a] > t->wrote[a])
+	if (a < 32)
+		set_bad_read(t, "instruction %lld reads r%u through its data address 0x%04x (the "
+			     "register file is in data space on classic cores only, not on XMEGA)",
+			     t->now, a, a);
+	else if (t->clobbered[a] > t->wrote[a])
 		set_hazard(t, "an interrupt after instruction %lld overwrites 0x%04x below SP, which the "
 			   "routine reads back at instruction %lld (data kept below SP)",
 			   t->clobbered[a] / 2, a, t->now);
