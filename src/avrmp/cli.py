@@ -422,17 +422,22 @@ def _count(text: str) -> int:
 
 
 def _spec_from(args: argparse.Namespace) -> Spec:
+    """The request of gen and tune, its --name checked as a program would meet it."""
+    spec = _requested_spec(args)
+    refuse_clashing_name(spec)
+    return spec
+
+
+def _requested_spec(args: argparse.Namespace) -> Spec:
     if args.algo == "":
         raise AvrmpError("--algo '': name an algorithm (see avrmp list) or leave --algo out")
     target = getattr(args, "target", "avr")
     if target == "arm7tdmi":
         if args.bits is None:
             raise AvrmpError("--bits is required (a multiple of 32 for the ARM7TDMI)")
-        spec = Spec(op=args.op, bits=args.bits, algo=args.algo or ARM_DEFAULT,
+        return Spec(op=args.op, bits=args.bits, algo=args.algo or ARM_DEFAULT,
                     variant=args.variant, name=args.name or "", levels=args.levels, d=args.d,
                     e=args.e, looped=args.looped, target=target)
-        refuse_clashing_name(spec)
-        return spec
     algo = args.algo or DEFAULT_ALGO[args.op]
     bits = args.bits
     if bits is None:
@@ -440,13 +445,11 @@ def _spec_from(args: argparse.Namespace) -> Spec:
         if not a.runtime_length:
             raise AvrmpError(f"--bits is required for {algo} (the size is fixed at generation)")
         bits = 8 * a.max_bytes  # any valid length: the routine takes len at run time
-    spec = Spec(
+    return Spec(
         op=args.op, bits=bits, algo=algo,
         variant=args.variant, mcu=args.mcu, name=args.name or "", levels=args.levels,
         d=args.d, e=args.e, looped=args.looped,
     )
-    refuse_clashing_name(spec)
-    return spec
 
 
 def cmd_gen(args: argparse.Namespace) -> int:

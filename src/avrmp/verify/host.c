@@ -139,8 +139,6 @@ typedef struct {
 	int sp_pending;     /* SPL or SPH written (by OUT or a store), its partner not yet */
 	uint32_t rampz;     /* RAMPZ's data address (0: the part has none) */
 	uint32_t own_flash[4]; /* [0], [1] and [2], [3]: the routine's code and data in flash */
-	int big_flash;         /* over 64 KB: LPM reaches the first 64 KB, where avr-ld puts
-	                          .progmem, and the filler puts .text beyond */
 	int outside_core;   /* the routine marks a core and this instruction is before or after it */
 	char core_gap[200]; /* the first access to a buffer outside the core */
 } trace_t;
@@ -337,7 +335,9 @@ static inline void flash_access(avr_t *avr, trace_t *t, int extended)
 	if (extended && avr->rampz)
 		z |= (uint32_t)avr->data[avr->rampz] << 16;
 	mix_addr(t, z | 0x20000000u);
-	if (!extended && t->big_flash && !(z >= t->own_flash[0] && z < t->own_flash[1]))
+	/* over 64 KB, LPM reaches the first 64 KB, where avr-ld puts .progmem, and the filler
+	 * puts .text beyond */
+	if (!extended && avr->flashend > 0xffff && !(z >= t->own_flash[0] && z < t->own_flash[1]))
 		set_bad_read(t, "instruction %lld reads 0x%x by LPM, which reaches only the first "
 			     "64 KB: .text lies above them here, as in a large program (use .progmem, "
 			     "or ELPM with RAMPZ)", t->now, z);
@@ -1184,7 +1184,6 @@ int main(int argc, char **argv)
 		t.own_flash[1] = h.entry;
 		t.own_flash[2] = h.harness_end;
 		t.own_flash[3] = h.codeend;
-		t.big_flash = h.avr->flashend > 0xffff;
 		memset(h.wrote, 0, (h.ramend + 1) * sizeof(long long)); /* SRAM is all they mark */
 		memset(h.clobbered, 0, (h.ramend + 1) * sizeof(long long));
 		memset(h.exposed, 0xff, (h.ramend + 1) * sizeof(long long)); /* -1: none exposed */
